@@ -1,0 +1,311 @@
+"""The match lifecycle shared by every game: create, join, start, resign, abort, Fischer
+clocks and timeouts, seat and turn checks. It wraps a game's decider; it knows no rule of
+any game.
+
+`execute(state, record)` decides and evolves in one pass (what the fold uses);
+`decide` and `evolve` are the same logic split for event-level replay and tests.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import ValidationError
+
+from schemas.lifecycle import Create
+
+from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
+from .registry import get_game
+from .timeutil import to_ms
+
+TIMEKEEPER = "plylog-timekeeper"
+LIFECYCLE_TYPES = frozenset({"create", "join", "resign", "abort", "claim_timeout"})
+
+
+class ClockState(Frozen):
+    initial_ms: int
+    increment_ms: int
+    remaining_ms: tuple[int, int]
+    since_ms: Optional[int] = None  # when the running seat's time started to run
+
+    def left(self, seat: int, now_ms: int, running: bool) -> int:
+        spent = max(0, now_ms - self.since_ms) if running and self.since_ms is not None else 0
+        return self.remaining_ms[seat] - spent
+
+
+class MatchState(Frozen):
+    match_id: str
+    game: str
+    seats: tuple[Optional[str], Optional[str]]
+    status: Literal["waiting", "active", "over"]
+    seq: int = 0
+    event_ids: tuple[str, ...] = ()
+    options: dict[str, Any]
+    clock: Optional[ClockState] = None
+    board: Any  # the game's own state value
+    game_actions: int = 0
+    created_at: str
+    started_at: Optional[str] = None
+    ended_at: Optional[str] = None
+    outcome: Optional[dict[str, Any]] = None
+
+    @property
+    def rules(self) -> Game:
+        return get_game(self.game)
+
+    @property
+    def rated(self) -> bool:
+        """Aborted matches and matches against oneself (hot seat) do not count."""
+        aborted = self.outcome is not None and self.outcome.get("reason") == "aborted"
+        return not aborted and self.seats[0] != self.seats[1]
+
+    def to_move(self) -> tuple[int, ...]:
+        return self.rules.to_move(self.board) if self.status == "active" else ()
+
+    # --- JSON round trip (the game state is typed by the game's own model) ----------------------
+    def to_json(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude={"board"})
+        data["board"] = self.rules.dump_state(self.board)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "MatchState":
+        data = dict(data)
+        data["board"] = get_game(data["game"]).load_state(data["board"])
+        return cls.model_validate(data)
+
+
+# --- decide + evolve ----------------------------------------------------------------------------
+def execute(state: Optional[MatchState], player: str, action: dict[str, Any], at: str) -> tuple[list[Event], MatchState, Optional[int]]:
+    """Decide the action and evolve the match: (events, new state, acting game seat or None).
+    Raises `Rejected`. Record bookkeeping (seq, event ids) is the fold's job."""
+    kind = action.get("type")
+    if kind == "create":
+        if state is not None:
+            raise Rejected("match_exists", f"match {state.match_id!r} already exists ({state.game}, created {state.created_at})")
+        raise AssertionError("create is handled by `create_match`")
+    if state is None:
+        raise Rejected("unknown_match", "no match with this id; create it first")
+    if state.status == "over":
+        raise Rejected("match_over", f"the match is over ({state.outcome['reason']}); no more actions")
+    if kind in LIFECYCLE_TYPES:
+        return LIFECYCLE[kind](state, player, action, at)
+    return _game_action(state, player, action, at)
+
+
+def create_match(match_id: str, player: str, action: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
+    try:
+        create = Create.model_validate(action)
+    except ValidationError as error:
+        raise Rejected("malformed", describe_validation_error(error, "create action")) from None
+    game = get_game(create.game)
+    options = game.normalise_options(create.options)
+    created: Event = {
+        "type": "match_created", "match_id": match_id, "game": create.game,
+        "seats": list(create.seats), "options": options,
+        "clock": create.clock.model_dump() if create.clock else None, "at": at,
+    }
+    events = [created]
+    state = evolve(None, created)
+    if None not in state.seats:
+        started = _started(state, at)
+        events.append(started)
+        state = evolve(state, started)
+    return events, state
+
+
+def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
+    _only_type(action)
+    if player in state.seats:
+        raise Rejected("already_seated", f"{player!r} already holds seat {state.seats.index(player)}")
+    if None not in state.seats:
+        raise illegal("no open seat: the match is full")
+    seat = state.seats.index(None)
+    joined: Event = {"type": "seat_joined", "seat": seat, "player": player}
+    events = [joined]
+    state = evolve(state, joined)
+    if None not in state.seats:
+        started = _started(state, at)
+        events.append(started)
+        state = evolve(state, started)
+    return events, state, None
+
+
+def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
+    _only_type(action)
+    seat = _own_seat(state, player)
+    if state.status == "waiting":
+        raise illegal("the match has not started; abort it instead")
+    return _end(state, {"winner": 1 - seat, "reason": "resign", "scores": None}, at) + (None,)
+
+
+def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
+    _only_type(action)
+    _own_seat(state, player)
+    if state.game_actions > 0:
+        raise illegal("the first move has been made; a match can only be aborted before it (resign instead)")
+    return _end(state, {"winner": None, "reason": "aborted", "scores": None}, at) + (None,)
+
+
+def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: str):
+    _only_type(action)
+    if player != TIMEKEEPER:
+        _own_seat(state, player)
+    if state.clock is None:
+        raise illegal("this match has no clock")
+    if state.status != "active":
+        raise Rejected("not_timed_out", "the match has not started; no clock is running")
+    now = to_ms(at)
+    for seat in state.to_move():
+        left = state.clock.left(seat, now, running=True)
+        if left <= 0:
+            return _end(state, {"winner": 1 - seat, "reason": "timeout", "scores": None}, at) + (None,)
+    times = ", ".join(f"seat {s}: {state.clock.left(s, now, True) / 1000:.3f}s" for s in state.to_move())
+    raise Rejected("not_timed_out", f"the seat to move still has time as of {at} ({times})")
+
+
+LIFECYCLE = {"join": _join, "resign": _resign, "abort": _abort, "claim_timeout": _claim_timeout}
+
+
+def _game_action(state: MatchState, player: str, action: dict[str, Any], at: str):
+    game = state.rules
+    parsed = game.parse_action(action)
+    if state.status == "waiting":
+        raise illegal("the match has not started: it is waiting for an open seat to be taken")
+    seat = _acting_seat(state, player)
+    now = to_ms(at)
+    if state.clock is not None and state.clock.left(seat, now, running=True) <= 0:
+        raise illegal(f"seat {seat}'s clock ran out; the match ends when the timeout is claimed")
+    events = game.decide(state.board, seat, parsed, now)
+    board = game.apply(state.board, events)
+    state = state.evolved(board=board, game_actions=state.game_actions + 1, clock=_charge(state.clock, seat, now))
+    outcome = game.outcome(board)
+    if outcome is not None:
+        ended, state = _end(state, outcome, at)
+        events = events + ended
+    return events, state, seat
+
+
+def _charge(clock: Optional[ClockState], seat: int, now: int) -> Optional[ClockState]:
+    """The clock after `seat` acted at `now`: time spent deducted, increment added."""
+    if clock is None:
+        return None
+    remaining = list(clock.remaining_ms)
+    remaining[seat] = clock.left(seat, now, running=True) + clock.increment_ms
+    return clock.evolved(remaining_ms=tuple(remaining), since_ms=max(now, clock.since_ms or now))
+
+
+def _started(state: MatchState, at: str) -> Event:
+    return {"type": "match_started", "seats": list(state.seats), "at": at}
+
+
+def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
+    ended: Event = {"type": "match_ended", "winner": outcome["winner"], "reason": outcome["reason"],
+                    "scores": outcome.get("scores"), "at": at}
+    return [ended], evolve(state, ended)
+
+
+def _only_type(action: dict[str, Any]) -> None:
+    extra = sorted(set(action) - {"type"})
+    if extra:
+        raise Rejected("malformed", f"{action['type']} action: unknown field(s) {', '.join(extra)}")
+
+
+def _own_seat(state: MatchState, player: str) -> int:
+    """The player's seat: the one to move when they hold both (hot seat)."""
+    if player not in state.seats:
+        raise Rejected("not_seated", f"{player!r} holds no seat in this match")
+    for seat in state.to_move():
+        if state.seats[seat] == player:
+            return seat
+    return state.seats.index(player)
+
+
+def _acting_seat(state: MatchState, player: str) -> int:
+    to_move = state.to_move()
+    for seat in to_move:
+        if state.seats[seat] == player:
+            return seat
+    if player not in state.seats:
+        raise Rejected("not_seated", f"{player!r} holds no seat in this match")
+    waiting_for = " and ".join(f"seat {s} ({state.seats[s]})" for s in to_move) or "nobody"
+    raise Rejected("not_your_turn", f"it is not {player!r}'s turn; waiting for {waiting_for}")
+
+
+def decide(state: Optional[MatchState], match_id: str, player: str, action: dict[str, Any], at: str) -> list[Event]:
+    """The events an action produces (raises `Rejected`)."""
+    if action.get("type") == "create" and state is None:
+        return create_match(match_id, player, action, at)[0]
+    return execute(state, player, action, at)[0]
+
+
+def evolve(state: Optional[MatchState], event: Event) -> MatchState:
+    """The match after one event; game events go to the game's own evolve."""
+    kind = event["type"]
+    if kind == "match_created":
+        game = get_game(event["game"])
+        clock = event.get("clock")
+        return MatchState(
+            match_id=event["match_id"], game=event["game"], seats=tuple(event["seats"]),
+            status="waiting", options=event["options"],
+            board=game.initial(event["options"], event["match_id"]),
+            clock=None if clock is None else _new_clock(clock), created_at=event["at"],
+        )
+    assert state is not None, f"{kind} before match_created"
+    if kind == "seat_joined":
+        seats = list(state.seats)
+        seats[event["seat"]] = event["player"]
+        return state.evolved(seats=tuple(seats))
+    if kind == "match_started":
+        clock = state.clock.evolved(since_ms=to_ms(event["at"])) if state.clock else None
+        return state.evolved(status="active", started_at=event["at"], clock=clock)
+    if kind == "match_ended":
+        outcome = {"winner": event["winner"], "reason": event["reason"], "scores": event.get("scores")}
+        clock = state.clock
+        if clock is not None and state.status == "active":
+            now = to_ms(event["at"])
+            running = set(state.to_move())
+            clock = clock.evolved(remaining_ms=tuple(clock.left(s, now, s in running) for s in (0, 1)), since_ms=None)
+        return state.evolved(status="over", outcome=outcome, ended_at=event["at"], clock=clock)
+    return state.evolved(board=state.rules.evolve(state.board, event))
+
+
+def _new_clock(clock: dict[str, Any]) -> ClockState:
+    initial = round(clock["initial_s"] * 1000)
+    return ClockState(initial_ms=initial, increment_ms=round(clock.get("increment_s", 0) * 1000),
+                      remaining_ms=(initial, initial))
+
+
+def count_game_action(state: MatchState, seat: int, at: str) -> MatchState:
+    """Record-level bookkeeping `execute` does for a game action, for event-level replay."""
+    return state.evolved(game_actions=state.game_actions + 1, clock=_charge(state.clock, seat, to_ms(at)))
+
+
+# --- views ----------------------------------------------------------------------------------------
+def view(state: MatchState, seat: Optional[int] = None) -> dict[str, Any]:
+    """The match as a client sees it (seat None = public: never a secret)."""
+    game_view = state.rules.view(state.board, seat)
+    clock = state.clock
+    data: dict[str, Any] = {
+        "match_id": state.match_id, "game": state.game, "seats": list(state.seats),
+        "status": state.status, "seq": state.seq, "to_move": list(state.to_move()),
+        "clock": None if clock is None else {
+            "initial_ms": clock.initial_ms, "increment_ms": clock.increment_ms,
+            "remaining_ms": list(clock.remaining_ms), "since_ms": clock.since_ms,
+        },
+        "outcome": state.outcome, "created_at": state.created_at,
+        "started_at": state.started_at, "ended_at": state.ended_at,
+    }
+    data.update(game_view)
+    return data
+
+
+def render(state: MatchState) -> str:
+    """Text picture of the match for terminals (`plylog replay --show`, `plylog show`)."""
+    seats = " vs ".join(f"{state.rules.seat_names[i]}={p or '(open)'}" for i, p in enumerate(state.seats))
+    status = state.status
+    if state.outcome:
+        winner = state.outcome["winner"]
+        status += f" — {'draw' if winner is None else state.rules.seat_names[winner] + ' wins'} ({state.outcome['reason']})"
+    elif state.status == "active":
+        status += ", to move: " + ", ".join(state.rules.seat_names[s] for s in state.to_move())
+    return f"{state.match_id} [{state.game}] seq {state.seq} · {seats} · {status}\n{state.rules.render(state.board)}"

@@ -1,0 +1,25 @@
+"""The games plylog knows, by wire name."""
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+from .core import Game
+
+GAME_MODULES = {
+    "mastermind": "games.mastermind",
+    "strands": "games.strands",
+    "mana": "games.mana",
+    "mind_ninja": "games.mind_ninja",
+}
+
+
+@lru_cache(maxsize=None)
+def get_game(name: str) -> Game:
+    """The game object for a wire name (`KeyError` if there is none)."""
+    module = importlib.import_module(GAME_MODULES[name])
+    return module.GAME
+
+
+def all_games() -> dict[str, Game]:
+    return {name: get_game(name) for name in GAME_MODULES}

@@ -1,0 +1,50 @@
+"""Base classes and shared field types of the wire contract."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+CONTRACT_VERSION = 1
+MAX_RECORD_BYTES = 64 * 1024
+
+REJECTION_CODES = (
+    "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
+    "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
+)
+RejectionCode = Literal[
+    "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
+    "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
+]
+GAME_NAMES = ("mastermind", "strands", "mana", "mind_ninja")
+GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
+
+EventId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
+MatchId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+PlayerId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+# RFC 3339 in UTC: 'Z' or a zero offset, optional fraction of a second.
+Timestamp = Annotated[
+    str,
+    StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|z|\+00:00|-00:00)$"),
+]
+Seat = Annotated[int, Field(ge=0, le=1)]
+Axial = tuple[int, int]
+
+
+class Strict(BaseModel):
+    """A wire record or action: unknown fields are an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Action(Strict):
+    type: str
+
+
+class Event(Strict):
+    """A public domain event; `type` names it."""
+
+    type: str
+
+
+JsonObject = dict[str, Any]

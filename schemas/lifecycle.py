@@ -1,0 +1,78 @@
+"""Actions and events of the match lifecycle, shared by every game."""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import Field
+
+from .base import Action, Event, GameName, PlayerId, Seat, Strict, Timestamp
+
+
+class Clock(Strict):
+    """A Fischer clock: `initial_s` per seat, `increment_s` added after each own action."""
+
+    initial_s: float = Field(gt=0, le=7 * 24 * 3600)
+    increment_s: float = Field(default=0, ge=0, le=24 * 3600)
+
+
+class Create(Action):
+    type: Literal["create"]
+    game: GameName
+    seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2)
+    options: dict[str, Any] = Field(default_factory=dict)
+    clock: Optional[Clock] = None
+
+
+class Join(Action):
+    type: Literal["join"]
+
+
+class Resign(Action):
+    type: Literal["resign"]
+
+
+class Abort(Action):
+    type: Literal["abort"]
+
+
+class ClaimTimeout(Action):
+    type: Literal["claim_timeout"]
+
+
+LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout)
+
+
+class Outcome(Strict):
+    winner: Optional[Seat]
+    reason: str
+    scores: Any = None
+
+
+class MatchCreated(Event):
+    type: Literal["match_created"]
+    game: GameName
+    seats: list[Optional[PlayerId]]
+    options: dict[str, Any] = Field(description="the game's options with every default filled in")
+    clock: Optional[Clock] = None
+
+
+class SeatJoined(Event):
+    type: Literal["seat_joined"]
+    seat: Seat
+    player: PlayerId
+
+
+class MatchStarted(Event):
+    type: Literal["match_started"]
+    seats: list[PlayerId]
+    at: Timestamp
+
+
+class MatchEnded(Event):
+    type: Literal["match_ended"]
+    winner: Optional[Seat]
+    reason: str = Field(description="e.g. resign, timeout, aborted, draw, or the game's own reason")
+    scores: Any = None
+
+
+LIFECYCLE_EVENTS = (MatchCreated, SeatJoined, MatchStarted, MatchEnded)

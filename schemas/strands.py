@@ -1,0 +1,41 @@
+"""Strands: options, actions and events on the wire."""
+from __future__ import annotations
+
+from typing import Literal, Optional, Union
+
+from pydantic import Field
+
+from .base import Action, Axial, Event, Seat, Strict
+
+
+class CustomLayout(Strict):
+    side: int = Field(ge=2, le=12)
+    rows: list[str] = Field(min_length=3, max_length=23)
+
+
+class StrandsOptions(Strict):
+    layout: Union[str, CustomLayout] = Field(
+        default="classic-6",
+        description="a layout id (classic-6, small-4, small-5, alt-5, alt-6, low-6, alt-7), "
+                    "random-6 / random-7 (needs seed), or a custom {side, rows}")
+    seed: Optional[int] = Field(default=None, description="seed of a random layout")
+    placement: Literal["up_to", "exact"] = "up_to"
+
+
+class Place(Action):
+    type: Literal["place"]
+    cells: list[Axial] = Field(min_length=1, max_length=64)
+
+
+STRANDS_ACTIONS = (Place,)
+
+
+class StonesPlaced(Event):
+    type: Literal["stones_placed"]
+    seat: Seat
+    color: Literal["black", "white"]
+    number: int = Field(ge=1, le=6)
+    cells: list[Axial] = Field(description="in canonical order")
+
+
+STRANDS_EVENTS = (StonesPlaced,)
