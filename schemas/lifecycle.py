@@ -50,10 +50,12 @@ class Outcome(Strict):
 
 class MatchCreated(Event):
     type: Literal["match_created"]
+    match_id: str
     game: GameName
     seats: list[Optional[PlayerId]]
     options: dict[str, Any] = Field(description="the game's options with every default filled in")
     clock: Optional[Clock] = None
+    at: Timestamp
 
 
 class SeatJoined(Event):
@@ -73,6 +75,7 @@ class MatchEnded(Event):
     winner: Optional[Seat]
     reason: str = Field(description="e.g. resign, timeout, aborted, draw, or the game's own reason")
     scores: Any = None
+    at: Timestamp
 
 
 LIFECYCLE_EVENTS = (MatchCreated, SeatJoined, MatchStarted, MatchEnded)

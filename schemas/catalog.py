@@ -1,0 +1,40 @@
+"""Every action and event model of the contract, by game, for validation and JSON Schema export."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel
+
+from .lifecycle import LIFECYCLE_ACTIONS, LIFECYCLE_EVENTS
+
+GAME_SCHEMA_MODULES = {
+    "mastermind": "schemas.mastermind",
+    "strands": "schemas.strands",
+    "mana": "schemas.mana",
+    "mind_ninja": "schemas.mind_ninja",
+}
+
+
+def game_schema(game: str) -> Any:
+    return importlib.import_module(GAME_SCHEMA_MODULES[game])
+
+
+def game_models(game: str, kind: str) -> tuple[type[BaseModel], ...]:
+    """`kind` is ACTIONS or EVENTS: the module's `<GAME>_<KIND>` tuple."""
+    return getattr(game_schema(game), f"{game.upper()}_{kind}")
+
+
+def event_model(game: str, event_type: str) -> type[BaseModel]:
+    """The model of one event type of a game (lifecycle events included)."""
+    for model in (*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")):
+        if model.model_fields["type"].annotation.__args__[0] == event_type:
+            return model
+    raise KeyError(f"{game} has no event type {event_type!r}")
+
+
+def action_model(game: str, action_type: str) -> type[BaseModel]:
+    for model in (*LIFECYCLE_ACTIONS, *game_models(game, "ACTIONS")):
+        if model.model_fields["type"].annotation.__args__[0] == action_type:
+            return model
+    raise KeyError(f"{game} has no action type {action_type!r}")

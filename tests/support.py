@@ -1,0 +1,103 @@
+"""Shared test helpers: build move records, drive matches through the real fold, random playouts.
+
+Everything goes through `games.fold` — the same code the rules worker runs — so a test
+that passes here says something about the service, not about a test double.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import orjson
+
+from games.fold import Replayer, Step
+from games.match import MatchState
+from games.timeutil import from_ms
+
+T0_MS = 1_795_989_600_000  # 2026-11-29T22:00:00Z
+
+# Option sets the generic property tests play every game with.
+GAME_OPTIONS: dict[str, list[dict[str, Any]]] = {
+    "strands": [
+        {"layout": "small-4"},
+        {"layout": "small-5", "placement": "exact"},
+        {"layout": "random-6", "seed": 7},
+        {"layout": {"side": 2, "rows": ["22", "212", "22"]}},
+    ],
+    "mastermind": [{}, {"pegs": 3, "colors": 6}, {"feedback": "manual"}, {"repeats": False, "rounds": 4}],
+    "mana": [{}, {"bird_blocks": False, "max_plies": 80}],
+    "mind_ninja": [{"side": 4}, {"side": 5}],
+}
+
+
+def record(match_id: str, player: str, action: dict[str, Any], n: int, *, event_id: Optional[str] = None,
+           expected_seq: Optional[int] = None, at_ms: Optional[int] = None) -> bytes:
+    """The bytes of a move record; `n` makes the default event id and time (n seconds after T0)."""
+    data: dict[str, Any] = {
+        "v": 1, "event_id": event_id or f"{match_id}-e{n}", "match_id": match_id, "player": player,
+        "at": from_ms(T0_MS + n * 1000 if at_ms is None else at_ms), "action": action,
+    }
+    if expected_seq is not None:
+        data["expected_seq"] = expected_seq
+    return orjson.dumps(data)
+
+
+@dataclass
+class Match:
+    """Drives one match through the fold, keeping every record and step."""
+
+    match_id: str = "m1"
+    replayer: Replayer = field(default_factory=Replayer)
+    records: list[bytes] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    clock_ms: int = T0_MS
+
+    def send(self, player: str, action: dict[str, Any], *, advance_ms: int = 1000, **kwargs: Any) -> Step:
+        self.clock_ms += advance_ms
+        raw = record(self.match_id, player, action, len(self.records), at_ms=self.clock_ms, **kwargs)
+        self.records.append(raw)
+        result = self.replayer.feed(raw, {"file": "test", "line": len(self.records)})
+        self.steps.append(result)
+        return result
+
+    def ok(self, player: str, action: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:
+        """Send an action that must be accepted; returns its public events."""
+        result = self.send(player, action, **kwargs)
+        assert result.result["status"] == "accepted", result.result.get("reason")
+        return result.result["events"]
+
+    def rejected(self, player: str, action: dict[str, Any], code: str, **kwargs: Any) -> str:
+        """Send an action that must be rejected with `code`; returns the message."""
+        result = self.send(player, action, **kwargs)
+        assert result.result["status"] == "rejected", f"expected {code}, got accepted: {result.result['events']}"
+        assert result.result["reason"]["code"] == code, result.result["reason"]
+        return result.result["reason"]["message"]
+
+    def create(self, game: str, options: Optional[dict[str, Any]] = None, seats=("alice", "bob"), **extra: Any):
+        action = {"type": "create", "game": game, "seats": list(seats), "options": options or {}, **extra}
+        return self.ok("alice", action)
+
+    @property
+    def state(self) -> MatchState:
+        return self.replayer.states[self.match_id]
+
+    @property
+    def view(self) -> dict[str, Any]:
+        return self.steps[-1].result["view"]
+
+
+def random_playout(game: str, options: dict[str, Any], seed: int, max_records: int = 5000,
+                   match_id: str = "p1") -> Match:
+    """Play random legal actions (the game's own `random_action`) until the match ends."""
+    rng = random.Random(seed)
+    match = Match(match_id)
+    match.create(game, options)
+    while match.state.status != "over":
+        assert len(match.records) < max_records, f"{game} playout did not end in {max_records} records"
+        state = match.state
+        seat = state.to_move()[0]
+        action = state.rules.random_action(state.board, seat, rng)
+        assert action is not None, f"no action for seat {seat} though it is to move"
+        match.ok(state.seats[seat], action)
+    return match
