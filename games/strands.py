@@ -57,6 +57,8 @@ def random_layout(name: str, seed: int) -> list[str]:
 
 def check_rows(side: int, rows: list[str]) -> None:
     """Validate custom layout rows (raises Rejected illegal, naming what is wrong)."""
+    if not 2 <= side <= 12:
+        raise illegal(f"a custom layout's side must be 2 to 12, not {side}")
     board = hex_board(side)
     if len(rows) != len(board.row_lengths):
         raise illegal(f"a side-{side} layout has {len(board.row_lengths)} rows, not {len(rows)}")

@@ -9,8 +9,8 @@ from .base import Action, Axial, Event, Seat, Strict
 
 
 class CustomLayout(Strict):
-    side: int = Field(ge=2, le=12)
-    rows: list[str] = Field(min_length=3, max_length=23)
+    side: int = Field(description="2-12")
+    rows: list[str] = Field(description="2*side-1 rows in canonical order, digits 1-6")
 
 
 class StrandsOptions(Strict):
