@@ -45,8 +45,17 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
 
     def evolved(self, **changes: Any):
-        """A copy with `changes`; the cheap way to build the next state (no re-validation)."""
-        return self.model_copy(update=changes)
+        """A copy with `changes`; the cheap way to build the next state (no re-validation).
+        Leaner than `model_copy` (which deep-copies bookkeeping) because states are never
+        mutated, so the copy may share everything it does not change."""
+        fields = self.__dict__.copy()
+        fields.update(changes)
+        copy = self.__class__.__new__(self.__class__)
+        object.__setattr__(copy, "__dict__", fields)
+        object.__setattr__(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__)
+        object.__setattr__(copy, "__pydantic_extra__", None)
+        object.__setattr__(copy, "__pydantic_private__", None)
+        return copy
 
 
 def public_event(event: Event) -> Event:

@@ -71,6 +71,12 @@ def check_rows(side: int, rows: list[str]) -> None:
         raise illegal("a layout needs at least one cell marked 2 (for the opening)")
 
 
+@lru_cache(maxsize=256)
+def layout_rows(side: int, numbers: str) -> list[str]:
+    """The layout rows of a numbers string (shared by every view of that layout: never mutate)."""
+    return hex_board(side).rows_of(numbers)
+
+
 class StrandsState(Frozen):
     layout_id: str
     side: int
@@ -81,6 +87,7 @@ class StrandsState(Frozen):
     empty_by_number: tuple[int, ...]  # index X: empty cells marked X
     parent: tuple[int, ...]  # union-find parent per cell (-1 for empty)
     group_size: tuple[int, ...]  # size of the group at each root (0 elsewhere)
+    groups: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # group sizes per colour, descending
 
     @property
     def geometry(self) -> HexBoard:
@@ -93,8 +100,7 @@ class StrandsState(Frozen):
         return cell
 
     def group_sizes(self, stone: str) -> list[int]:
-        return sorted((self.group_size[i] for i in range(len(self.board))
-                       if self.board[i] == stone and self.parent[i] == i), reverse=True)
+        return list(self.groups[STONES.index(stone)])
 
 
 def compare_groups(black: list[int], white: list[int]) -> Optional[int]:
@@ -206,11 +212,13 @@ class Strands(Game):
                 cell = parent[cell]
             return cell
 
+        sizes = list(state.groups[event["seat"]])
         for q, r in event["cells"]:
             cell = geometry.index[(q, r)]
             board[cell] = stone
             parent[cell] = cell
             size[cell] = 1
+            sizes.append(1)
             for other in geometry.neighbours[cell]:
                 if board[other] != stone:
                     continue
@@ -219,11 +227,16 @@ class Strands(Game):
                     continue
                 if size[a] < size[b]:
                     a, b = b, a
+                sizes.remove(size[a])
+                sizes.remove(size[b])
+                sizes.append(size[a] + size[b])
                 parent[b] = a
                 size[a] += size[b]
                 size[b] = 0
+        groups = list(state.groups)
+        groups[event["seat"]] = tuple(sorted(sizes, reverse=True))
         return state.evolved(board="".join(board), parent=tuple(parent), group_size=tuple(size),
-                             empty_by_number=tuple(empty), turn=state.turn + 1)
+                             empty_by_number=tuple(empty), turn=state.turn + 1, groups=tuple(groups))
 
     # --- end, views --------------------------------------------------------------------------
     @staticmethod
@@ -238,9 +251,8 @@ class Strands(Game):
                 "scores": {"black": black, "white": white}}
 
     def view(self, state: StrandsState, seat: Optional[int]) -> dict[str, Any]:
-        geometry = state.geometry
         return {
-            "layout": {"id": state.layout_id, "side": state.side, "rows": geometry.rows_of(state.numbers)},
+            "layout": {"id": state.layout_id, "side": state.side, "rows": layout_rows(state.side, state.numbers)},
             "placement": state.placement, "board": state.board, "turn": state.turn,
             "groups": {"black": state.group_sizes("B"), "white": state.group_sizes("W")},
         }

@@ -5,13 +5,13 @@ that passes here says something about the service, not about a test double.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import orjson
 
 from games.fold import Replayer, Step
+from games.playout import random_playout_records
 from games.match import MatchState
 from games.timeutil import from_ms
 
@@ -90,14 +90,10 @@ class Match:
 def random_playout(game: str, options: dict[str, Any], seed: int, max_records: int = 5000,
                    match_id: str = "p1") -> Match:
     """Play random legal actions (the game's own `random_action`) until the match ends."""
-    rng = random.Random(seed)
     match = Match(match_id)
-    match.create(game, options)
-    while match.state.status != "over":
-        assert len(match.records) < max_records, f"{game} playout did not end in {max_records} records"
-        state = match.state
-        seat = state.to_move()[0]
-        action = state.rules.random_action(state.board, seat, rng)
-        assert action is not None, f"no action for seat {seat} though it is to move"
-        match.ok(state.seats[seat], action)
+    for raw, taken in random_playout_records(game, options, seed, match_id, max_records=max_records):
+        match.records.append(raw)
+        match.steps.append(taken)
+        match.replayer.states[match_id] = taken.state
+    assert match.state.status == "over"
     return match
