@@ -82,7 +82,8 @@ def _check_key(record: MoveRecord, key: bytes | str | None) -> MoveRecord | Unre
         key = key.decode("utf-8", "replace")
     if key == record.match_id:
         return record
-    return Unreadable("malformed", f"record key {key!r} differs from match_id {record.match_id!r}",
+    problem = "the record has no key" if not key else f"record key {key!r} differs from match_id {record.match_id!r}"
+    return Unreadable("malformed", f"{problem}; the key must be the match_id",
                       record.event_id, record.match_id, record.player, record.at)
 
 

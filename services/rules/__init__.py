@@ -1,0 +1,1 @@
+"""The rules worker: folds plylog.moves into match states and emits results (Faust)."""

@@ -1,0 +1,45 @@
+"""`python -m services.rules [--name NAME] [--log-level info]`: run one rules worker.
+
+Several workers with the same topic prefix form one consumer group and share the partitions.
+Settings come from the environment (see services/common/settings.py and the README).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from services.common import kafka_admin
+from services.common.settings import load
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plylog worker rules", description=__doc__)
+    parser.add_argument("--name", default="rules-1", help="worker name (its data dir and log lines)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    settings = load()
+    topics = settings.topics
+    try:
+        counts = kafka_admin.partition_counts(settings.kafka_bootstrap, [topics.moves, topics.results], timeout=30)
+    except Exception as error:  # the broker is the one thing we cannot work without
+        print(f"plylog rules worker: cannot read topic metadata from {settings.kafka_bootstrap}: {error}\n"
+              f"  is the broker up? (`plylog status`, `plylog up`)", file=sys.stderr)
+        return 2
+    moves, results = counts.get(topics.moves), counts.get(topics.results)
+    if not moves or moves != results:
+        print(f"plylog rules worker: {topics.moves} has {moves} partitions and {topics.results} {results}; "
+              f"both must exist with the same count (`plylog up` creates them)", file=sys.stderr)
+        return 2
+    from .app import create_app  # imported late: Faust is slow to import and --help should not wait
+
+    app = create_app(settings, partitions=moves, worker_name=args.name)
+    logging.getLogger("plylog").setLevel(args.log_level.upper())
+    from faust.worker import Worker
+
+    worker = Worker(app, loglevel=args.log_level, quiet=True)
+    return worker.execute_from_commandline() or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
+
+Per batch (`take_events`, agent concurrency 1): fold every record, produce its result (and
+outcome or dead letter) to the record's own partition number, wait until Kafka acknowledged
+them all, then store the changed states in the table, then let Faust ack the batch. Faust
+flushes the producer (changelog included) before it commits offsets, so:
+- crash before the states are stored: the records come again and are folded again from the
+  old state, giving the same result bytes (a repeat, never a gap);
+- crash after: the records come again and are answered `duplicate` from the stored state.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import Any, Optional
+
+import faust
+
+from services.common.settings import Settings
+
+from .core import Counters, Incoming, RulesCore
+
+log = logging.getLogger("plylog.rules")
+
+BATCH_MAX = int(os.environ.get("PLYLOG_RULES_BATCH", "500"))
+BATCH_WITHIN_S = float(os.environ.get("PLYLOG_RULES_BATCH_WITHIN_S", "0.01"))
+
+
+class MatchTable(faust.Table):
+    """Match states keyed by match id. A batch mixes partitions, so Faust's "current event"
+    cannot tell a write's changelog partition; `store` names it: the partition of the move
+    that produced the state, the one this table partition is recovered for."""
+
+    _write_partition: Optional[int] = None
+
+    def partition_for_key(self, key: Any) -> Optional[int]:
+        if self._write_partition is None:
+            raise RuntimeError("MatchTable is written only through store(key, value, partition)")
+        return self._write_partition
+
+    def store(self, key: bytes, value: bytes, partition: int) -> None:
+        self._write_partition = partition
+        try:
+            self[key] = value
+        finally:
+            self._write_partition = None
+
+
+def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1") -> faust.App:
+    topics = settings.topics
+    datadir = settings.home / "rules" / worker_name
+    datadir.mkdir(parents=True, exist_ok=True)
+    app = faust.App(
+        f"{topics.prefix}rules",
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        store="memory://",
+        processing_guarantee="at_least_once",
+        topic_partitions=partitions,
+        topic_replication_factor=1,
+        consumer_auto_offset_reset="earliest",
+        web_enabled=False,
+        datadir=str(datadir),
+        producer_linger_ms=2,
+        producer_max_batch_size=256 * 1024,
+        producer_acks=-1,
+        broker_commit_interval=1.0,
+        table_standby_replicas=1,
+    )
+    moves = app.topic(topics.moves, key_type=bytes, value_type=bytes, key_serializer="raw",
+                      value_serializer="raw", partitions=partitions, internal=False)
+    raw = faust.Schema(key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
+    table = app.tables.add(MatchTable(app, name="matches", default=None, partitions=partitions,
+                                      beacon=app.tables.beacon, schema=raw,
+                                      help="match states (JSON) by match id"))
+    outputs = {"results": topics.results, "outcomes": topics.outcomes, "deadletter": topics.deadletter}
+    core = RulesCore()
+    counters = Counters()
+    app.plylog_counters = counters  # type: ignore[attr-defined]
+
+    @app.agent(moves, concurrency=1, name="fold_moves")
+    async def fold_moves(stream):
+        async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
+            started = time.perf_counter()
+            incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
+                        for e in events]
+            batch = core.fold_batch(incoming, table.get)
+            pending = [await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
+                       for out in batch.sends]
+            await asyncio.gather(*pending)  # Kafka has every result before any state is stored
+            for key, (value, partition) in batch.writes.items():
+                table.store(key, value, partition)
+            took = time.perf_counter() - started
+            counters.add(batch, took)
+            log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
+                     "%d matches stored in %.1f ms", counters.batches, batch.counts["records"],
+                     batch.counts["redelivered"], batch.counts["accepted"], batch.counts["duplicates"],
+                     sum(v for k, v in batch.counts.items() if k.startswith("rejected:")),
+                     batch.counts["deadletters"], len(batch.writes), took * 1000)
+
+    return app

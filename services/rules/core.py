@@ -1,0 +1,187 @@
+"""The rules worker's batch logic, free of Faust and Kafka so it can be read and tested alone.
+
+A batch of move records becomes: records to produce (results, outcomes, dead letters) and
+match states to store. The Faust agent produces first, waits for Kafka's acknowledgement,
+and only then stores the states (DESIGN.md principle 4), so a crash can repeat a result but
+never lose one.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import orjson
+
+from games.fold import Unreadable, encode, read, step
+from games.match import MatchState
+
+log = logging.getLogger("plylog.rules")
+
+
+@dataclass(frozen=True)
+class Incoming:
+    key: Optional[bytes]
+    value: Optional[bytes]
+    partition: int
+    offset: int
+    topic: str
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    kind: str  # "results" | "outcomes" | "deadletter"
+    key: Optional[bytes]
+    value: bytes
+    partition: int
+
+
+@dataclass
+class Batch:
+    """What one batch of moves gives: records to send, then states to store."""
+
+    sends: list[Outgoing] = field(default_factory=list)
+    writes: dict[bytes, tuple[bytes, int]] = field(default_factory=dict)  # key -> (state JSON, partition)
+    counts: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class Counters:
+    """Running totals a metrics endpoint can expose."""
+
+    records: int = 0
+    redelivered: int = 0
+    accepted: int = 0
+    duplicates: int = 0
+    deadletters: int = 0
+    batches: int = 0
+    rejected: Counter = field(default_factory=Counter)
+    batch_seconds_total: float = 0.0
+    batch_seconds_max: float = 0.0
+
+    def add(self, batch: Batch, seconds: float) -> None:
+        self.batches += 1
+        self.records += batch.counts["records"]
+        self.redelivered += batch.counts["redelivered"]
+        self.accepted += batch.counts["accepted"]
+        self.duplicates += batch.counts["duplicates"]
+        self.deadletters += batch.counts["deadletters"]
+        for name, value in batch.counts.items():
+            if name.startswith("rejected:"):
+                self.rejected[name.split(":", 1)[1]] += value
+        self.batch_seconds_total += seconds
+        self.batch_seconds_max = max(self.batch_seconds_max, seconds)
+
+    def as_dict(self) -> dict:
+        return {"records": self.records, "redelivered": self.redelivered, "accepted": self.accepted, "duplicates": self.duplicates,
+                "deadletters": self.deadletters, "batches": self.batches, "rejected": dict(self.rejected),
+                "batch_seconds_total": round(self.batch_seconds_total, 6),
+                "batch_seconds_max": round(self.batch_seconds_max, 6)}
+
+
+class StateCache:
+    """Decoded table entries, valid while the stored bytes are the very object they came from
+    (a table restored after a rebalance holds new objects, so nothing stale is ever used)."""
+
+    def __init__(self, capacity: int = 20_000):
+        self.capacity = capacity
+        self._entries: OrderedDict[bytes, tuple[bytes, Stored]] = OrderedDict()
+
+    def get(self, key: bytes, stored: Optional[bytes]) -> Optional["Stored"]:
+        if stored is None:
+            return None
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] is stored:
+            self._entries.move_to_end(key)
+            return entry[1]
+        data = orjson.loads(stored)
+        decoded = Stored(MatchState.from_json(data["state"]), data["offset"])
+        self.put(key, stored, decoded)
+        return decoded
+
+    def put(self, key: bytes, stored: bytes, decoded: "Stored") -> None:
+        self._entries[key] = (stored, decoded)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A table entry: the match state and the moves offset of the last record applied to it.
+    A redelivered record at or below that offset was answered before the state was stored."""
+
+    state: MatchState
+    offset: int
+    partition: int = -1
+
+    def encode(self) -> bytes:
+        return orjson.dumps({"offset": self.offset, "state": self.state.to_json()})
+
+
+class RulesCore:
+    """Folds batches of move records; `load(key)` returns the stored state bytes or None."""
+
+    def __init__(self, cache: Optional[StateCache] = None):
+        self.cache = cache or StateCache()
+
+    def fold_batch(self, records: list[Incoming], load: Callable[[bytes], Optional[bytes]]) -> Batch:
+        batch = Batch()
+        latest: dict[bytes, Stored] = {}  # changed in this batch, not yet stored
+        for incoming in records:
+            batch.counts["records"] += 1
+            try:
+                self._fold_one(incoming, load, latest, batch)
+            except Exception as error:  # a bug must not stop the partition: keep the record, go on
+                log.exception("internal error on %s[%d]@%d", incoming.topic, incoming.partition, incoming.offset)
+                batch.sends.append(dead_letter(incoming, f"internal error: {type(error).__name__}: {error}"))
+                batch.counts["deadletters"] += 1
+        for key, entry in latest.items():
+            stored = entry.encode()
+            batch.writes[key] = (stored, entry.partition)
+            self.cache.put(key, stored, entry)
+        return batch
+
+    def _fold_one(self, incoming: Incoming, load: Callable[[bytes], Optional[bytes]],
+                  latest: dict[bytes, Stored], batch: Batch) -> None:
+        if incoming.value is None:
+            self._dead(batch, incoming, "record has no value (a tombstone)")
+            return
+        record = read(incoming.value, incoming.key or b"")
+        if isinstance(record, Unreadable) and not record.has_ids:
+            self._dead(batch, incoming, f"{record.code}: {record.message}")
+            return
+        match_key = record.match_id.encode()
+        entry = None
+        if incoming.key == match_key:  # else the match's state lives on another partition
+            entry = latest.get(match_key) or self.cache.get(match_key, load(match_key))
+            if entry is not None and incoming.offset <= entry.offset:
+                batch.counts["redelivered"] += 1
+                return
+        source = {"partition": incoming.partition, "offset": incoming.offset}
+        taken = step(entry.state if entry else None, record, source)
+        result = taken.result
+        batch.sends.append(Outgoing("results", match_key, encode(result), incoming.partition))
+        if taken.outcome is not None:
+            batch.sends.append(Outgoing("outcomes", match_key, encode(taken.outcome), 0))
+        if taken.changed:
+            latest[match_key] = Stored(taken.state, incoming.offset, incoming.partition)
+        if result["status"] == "accepted":
+            batch.counts["duplicates" if result["duplicate"] else "accepted"] += 1
+        else:
+            batch.counts[f"rejected:{result['reason']['code']}"] += 1
+        log.debug("%s[%d]@%d %s %s seq=%s", incoming.topic, incoming.partition, incoming.offset,
+                  result["match_id"], result["status"], result["seq"])
+
+    @staticmethod
+    def _dead(batch: Batch, incoming: Incoming, error: str) -> None:
+        batch.sends.append(dead_letter(incoming, error))
+        batch.counts["deadletters"] += 1
+
+
+def dead_letter(incoming: Incoming, error: str) -> Outgoing:
+    letter = {"v": 1, "error": error, "raw_b64": base64.b64encode(incoming.value or b"").decode(),
+              "topic": incoming.topic, "partition": incoming.partition, "offset": incoming.offset}
+    return Outgoing("deadletter", incoming.key, orjson.dumps(letter), incoming.partition)

@@ -1,0 +1,143 @@
+"""The rules worker's batch logic without Kafka: what it sends, what it stores, and how it
+answers records that come again after a crash."""
+from __future__ import annotations
+
+import base64
+
+import orjson
+import pytest
+
+from games.fold import Replayer, encode
+from services.rules import core as rules_core
+from services.rules.core import Incoming, RulesCore
+from tests.support import record
+
+SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
+CREATE = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": SIDE2}
+
+
+def incoming(raw: bytes, offset: int, key: bytes | None = b"m1", partition: int = 3) -> Incoming:
+    return Incoming(key, raw, partition, offset, "plylog.moves")
+
+
+class Table(dict):
+    """The stored table: what `fold_batch` wrote, as the Faust agent would store it."""
+
+    def apply(self, batch) -> None:
+        for key, (value, _partition) in batch.writes.items():
+            self[key] = value
+
+
+def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once():
+    core, table = RulesCore(), Table()
+    records = [incoming(record("m1", "alice", CREATE, 0), 10),
+               incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 11),
+               incoming(record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 2), 12)]
+    batch = core.fold_batch(records, table.get)
+    assert [out.kind for out in batch.sends] == ["results"] * 3
+    assert all(out.partition == 3 and out.key == b"m1" for out in batch.sends)
+    results = [orjson.loads(out.value) for out in batch.sends]
+    assert [r["status"] for r in results] == ["accepted", "accepted", "rejected"]
+    assert results[1]["source"] == {"partition": 3, "offset": 11}
+    assert list(batch.writes) == [b"m1"] and batch.writes[b"m1"][1] == 3
+    stored = orjson.loads(batch.writes[b"m1"][0])
+    assert stored["offset"] == 11 and stored["state"]["seq"] == 2
+    assert batch.counts["accepted"] == 2 and batch.counts["rejected:not_your_turn"] == 1
+
+
+def test_results_equal_the_offline_fold_byte_for_byte():
+    core, table, offline = RulesCore(), Table(), Replayer()
+    raws = [record("m1", "alice", CREATE, 0), record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
+            record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2)]
+    for offset, raw in enumerate(raws):
+        batch = core.fold_batch([incoming(raw, offset)], table.get)
+        table.apply(batch)
+        expected = encode(offline.feed(raw, {"partition": 3, "offset": offset}).result)
+        assert batch.sends[0].value == expected
+
+
+def test_records_redelivered_after_their_state_was_stored_are_skipped():
+    """Crash after the states were stored, before the offsets were committed: the rejected
+    move (bob out of turn) must not be decided again against the newer state, where it
+    would be bob's turn and the move would be accepted."""
+    core, table = RulesCore(), Table()
+    first = [incoming(record("m1", "alice", CREATE, 0), 0),
+             incoming(record("m1", "bob", {"type": "place", "cells": [[0, -1]]}, 1), 1),
+             incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 2), 2)]
+    table.apply(core.fold_batch(first, table.get))
+    again = core.fold_batch(first, table.get)
+    assert again.sends == [] and again.writes == {} and again.counts["redelivered"] == 3
+    fresh = RulesCore()  # a restarted worker: nothing cached, the table restored from the changelog
+    assert fresh.fold_batch(first, Table(table).get).sends == []
+
+
+def test_records_redelivered_before_their_state_was_stored_give_identical_results():
+    core, table = RulesCore(), Table()
+    batch_records = [incoming(record("m1", "alice", CREATE, 0), 0),
+                     incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 1)]
+    first = core.fold_batch(batch_records, table.get)  # crash: never stored
+    second = RulesCore().fold_batch(batch_records, table.get)
+    assert [s.value for s in first.sends] == [s.value for s in second.sends]
+
+
+def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
+    core, table = RulesCore(), Table()
+    create = record("m1", "alice", CREATE, 0)
+    table.apply(core.fold_batch([incoming(create, 0)], table.get))
+    retry = core.fold_batch([incoming(create, 1)], table.get)
+    result = orjson.loads(retry.sends[0].value)
+    assert result["duplicate"] is True and result["seq"] == 1 and retry.writes == {}
+
+
+@pytest.mark.parametrize("raw,fragment", [
+    (b"\x00\x01binary", "not JSON"),
+    (b"[1, 2]", "not a JSON object"),
+    (b'{"match_id": "m1"}', "move record"),
+])
+def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
+    batch = RulesCore().fold_batch([incoming(raw, 42, key=b"k")], Table().get)
+    assert [s.kind for s in batch.sends] == ["deadletter"]
+    letter = orjson.loads(batch.sends[0].value)
+    assert fragment in letter["error"]
+    assert base64.b64decode(letter["raw_b64"]) == raw
+    assert (letter["topic"], letter["partition"], letter["offset"]) == ("plylog.moves", 3, 42)
+
+
+def test_a_tombstone_is_a_dead_letter():
+    batch = RulesCore().fold_batch([incoming(None, 5)], Table().get)
+    assert orjson.loads(batch.sends[0].value)["error"].startswith("record has no value")
+
+
+def test_key_differing_from_match_id_is_rejected_without_touching_that_match():
+    core, table = RulesCore(), Table()
+    table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0)], table.get))
+    batch = core.fold_batch([incoming(record("m1", "alice", {"type": "resign"}, 1), 1, key=b"m2")], table.get)
+    result = orjson.loads(batch.sends[0].value)
+    assert result["reason"]["code"] == "malformed" and "key" in result["reason"]["message"]
+    assert result["view"] is None and batch.writes == {}
+
+
+def test_an_internal_error_dead_letters_the_record_and_the_batch_goes_on(monkeypatch):
+    core, table = RulesCore(), Table()
+    real_step = rules_core.step
+
+    def flaky(state, rec, source=None):
+        if source and source["offset"] == 1:
+            raise ZeroDivisionError("boom")
+        return real_step(state, rec, source)
+
+    monkeypatch.setattr(rules_core, "step", flaky)
+    batch = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0),
+                             incoming(record("m1", "alice", {"type": "resign"}, 1), 1),
+                             incoming(record("m1", "bob", {"type": "place", "cells": [[1, 0]]}, 2), 2)], table.get)
+    assert [s.kind for s in batch.sends] == ["results", "deadletter", "results"]
+    assert "ZeroDivisionError: boom" in orjson.loads(batch.sends[1].value)["error"]
+
+
+def test_a_finished_match_sends_its_outcome_to_partition_zero():
+    core, table = RulesCore(), Table()
+    batch = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0),
+                             incoming(record("m1", "alice", {"type": "resign"}, 1), 1)], table.get)
+    outcome = [s for s in batch.sends if s.kind == "outcomes"]
+    assert len(outcome) == 1 and outcome[0].partition == 0
+    assert orjson.loads(outcome[0].value)["outcome"]["reason"] == "resign"
