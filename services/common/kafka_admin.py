@@ -1,0 +1,233 @@
+"""Kafka admin helpers shared by the CLI, the services and the tests (kafka-python, sync).
+
+    from services.common import kafka_admin
+    kafka_admin.wait_for_metadata("127.0.0.1:9092", timeout=30)
+    kafka_admin.ensure_contract_topics("127.0.0.1:9092", prefix="t1234abcd.", partitions=3)
+
+Topics follow CONTRACT.md: ``<prefix>moves``, ``<prefix>results``, ``<prefix>outcomes``
+(always ONE partition), ``<prefix>deadletter``; moves is kept forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+from kafka.errors import KafkaError
+
+from .settings import DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX, FOREVER, Topics
+
+log = logging.getLogger(__name__)
+
+TOPIC_ALREADY_EXISTS = 36
+UNKNOWN_TOPIC = 3
+
+
+class KafkaAdminError(RuntimeError):
+    """A Kafka admin operation failed; the message says what and why."""
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+def contract_topic_specs(prefix: str = DEFAULT_TOPIC_PREFIX,
+                         partitions: int = DEFAULT_PARTITIONS,
+                         retention_ms: int = FOREVER) -> list[TopicSpec]:
+    """The four contract topics for `prefix`: moves/results/deadletter get `partitions`
+    partitions, outcomes exactly one; moves is kept forever, the others `retention_ms`."""
+    if partitions < 1:
+        raise ValueError(f"partitions must be >= 1, got {partitions}")
+    t = Topics(prefix)
+    keep = {"retention.ms": str(retention_ms), "retention.bytes": "-1"}
+    return [
+        TopicSpec(t.moves, partitions, {"retention.ms": str(FOREVER), "retention.bytes": "-1"}),
+        TopicSpec(t.results, partitions, dict(keep)),
+        TopicSpec(t.outcomes, 1, dict(keep)),
+        TopicSpec(t.deadletter, partitions, dict(keep)),
+    ]
+
+
+@contextlib.contextmanager
+def _quiet_kafka_logs() -> Iterator[None]:
+    """kafka-python logs every refused connection at WARNING/ERROR; while we poll a broker
+    that is still starting that is noise."""
+    logger = logging.getLogger("kafka")
+    old = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+def admin_client(bootstrap: str, *, timeout: float = 10.0) -> KafkaAdminClient:
+    """A connected KafkaAdminClient (raises kafka.errors.KafkaError if none answers)."""
+    ms = max(1000, int(timeout * 1000))
+    return KafkaAdminClient(bootstrap_servers=bootstrap, client_id="plylog-admin",
+                            request_timeout_ms=ms, bootstrap_timeout_ms=ms)
+
+
+@contextlib.contextmanager
+def admin(bootstrap: str, *, timeout: float = 10.0) -> Iterator[KafkaAdminClient]:
+    try:
+        client = admin_client(bootstrap, timeout=timeout)
+    except KafkaError as exc:
+        raise KafkaAdminError(f"no Kafka broker answers at {bootstrap}: {exc}") from exc
+    try:
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+
+
+def metadata_answers(bootstrap: str, *, timeout: float = 2.0) -> dict | None:
+    """One metadata round trip: the cluster description, or None if no broker answers."""
+    with _quiet_kafka_logs():
+        try:
+            client = admin_client(bootstrap, timeout=timeout)
+        except Exception:  # noqa: BLE001 - any failure means "not ready"
+            return None
+        try:
+            cluster = client.describe_cluster()
+            return cluster if cluster.get("brokers") else None
+        except Exception:  # noqa: BLE001
+            return None
+        finally:
+            with contextlib.suppress(Exception):
+                client.close()
+
+
+def wait_for_metadata(bootstrap: str, timeout: float = 60.0, *, interval: float = 0.25,
+                      alive=None) -> dict:
+    """Poll until a metadata request is answered; returns the cluster description.
+
+    `alive`: optional callable; when it returns False (e.g. the broker process died) we
+    stop waiting at once. Raises KafkaAdminError on timeout or death."""
+    deadline = time.monotonic() + timeout
+    while True:
+        cluster = metadata_answers(bootstrap, timeout=min(2.0, max(0.5, timeout)))
+        if cluster is not None:
+            return cluster
+        if alive is not None and not alive():
+            raise KafkaAdminError(f"the broker for {bootstrap} exited while starting")
+        if time.monotonic() >= deadline:
+            raise KafkaAdminError(
+                f"no Kafka broker answered a metadata request at {bootstrap} within {timeout:g}s")
+        time.sleep(interval)
+
+
+def create_topics(bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float = 30.0,
+                  client: KafkaAdminClient | None = None) -> dict[str, str]:
+    """Create topics that do not exist. Returns {name: "created" | "exists"}; waits until
+    every topic has a leader for every partition."""
+    specs = list(specs)
+    if not specs:
+        return {}
+    with contextlib.ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(admin(bootstrap, timeout=timeout))
+        new = [NewTopic(s.name, s.partitions, 1, topic_configs=dict(s.configs)) for s in specs]
+        try:
+            response = client.create_topics(new, timeout_ms=int(timeout * 1000),
+                                            raise_errors=False)
+        except KafkaError as exc:
+            raise KafkaAdminError(f"creating topics at {bootstrap} failed: {exc}") from exc
+        status: dict[str, str] = {}
+        for t in _topic_results(response):
+            code = t.get("error_code", 0)
+            if code == 0:
+                status[t["name"]] = "created"
+            elif code == TOPIC_ALREADY_EXISTS:
+                status[t["name"]] = "exists"
+            else:
+                raise KafkaAdminError(
+                    f"creating topic {t['name']} failed: error {code}: {t.get('error_message')}")
+        _wait_for_leaders(client, [s.name for s in specs], timeout)
+        return status
+
+
+def _topic_results(response) -> list[dict]:
+    if isinstance(response, dict):
+        return list(response.get("topics", []))
+    topics = getattr(response, "topics", None) or []
+    out = []
+    for t in topics:
+        if isinstance(t, dict):
+            out.append(t)
+        else:
+            out.append({"name": getattr(t, "name", None) or t[0],
+                        "error_code": getattr(t, "error_code", 0),
+                        "error_message": getattr(t, "error_message", None)})
+    return out
+
+
+def _wait_for_leaders(client: KafkaAdminClient, names: list[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            described = client.describe_topics(names)
+            if all(t.get("error_code", 0) == 0 and t.get("partitions")
+                   and all(p.get("leader_id", -1) >= 0 for p in t["partitions"])
+                   for t in described):
+                return
+        except KafkaError:
+            pass
+        if time.monotonic() >= deadline:
+            raise KafkaAdminError(f"topics {names} have no leader after {timeout:g}s")
+        time.sleep(0.1)
+
+
+def ensure_contract_topics(bootstrap: str, prefix: str = DEFAULT_TOPIC_PREFIX,
+                           partitions: int = DEFAULT_PARTITIONS, retention_ms: int = FOREVER,
+                           *, timeout: float = 30.0) -> dict[str, str]:
+    """Create the four contract topics for `prefix` (those that are missing)."""
+    return create_topics(bootstrap, contract_topic_specs(prefix, partitions, retention_ms),
+                         timeout=timeout)
+
+
+def partition_counts(bootstrap: str, names: Iterable[str], *,
+                     timeout: float = 10.0) -> dict[str, int | None]:
+    """{topic: number of partitions}, None for a topic that does not exist."""
+    names = list(names)
+    with admin(bootstrap, timeout=timeout) as client:
+        existing = set(client.list_topics())
+        present = [n for n in names if n in existing]
+        counts: dict[str, int | None] = {n: None for n in names}
+        if present:
+            for t in client.describe_topics(present):
+                if t.get("error_code", 0) == 0:
+                    counts[t["name"]] = len(t.get("partitions") or [])
+        return counts
+
+
+def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0) -> dict[str, str]:
+    """The topic's explicitly set (dynamic) configs, e.g. {"retention.ms": "-1"}."""
+    with admin(bootstrap, timeout=timeout) as client:
+        result = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])
+    if isinstance(result, dict):
+        entries = result.get("topic", {}).get(name, {})
+        return {k: v.get("value") if isinstance(v, dict) else v for k, v in entries.items()}
+    raise KafkaAdminError(f"unexpected describe_configs answer for {name}: {result!r}")
+
+
+def delete_topics(bootstrap: str, names: Iterable[str], *, timeout: float = 30.0) -> None:
+    """Delete topics, ignoring those that do not exist."""
+    names = list(names)
+    if not names:
+        return
+    with admin(bootstrap, timeout=timeout) as client:
+        existing = set(client.list_topics())
+        doomed = [n for n in names if n in existing]
+        if doomed:
+            try:
+                client.delete_topics(doomed, timeout_ms=int(timeout * 1000), raise_errors=False)
+            except KafkaError as exc:
+                raise KafkaAdminError(f"deleting topics {doomed} failed: {exc}") from exc
