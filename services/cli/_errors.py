@@ -1,0 +1,20 @@
+"""Errors every `plylog` command may raise to fail cleanly (see main.main).
+
+Raise ``CliError(cause, hint, log=path)``: the CLI prints the one-line cause, what to do,
+and the last lines of the log, then exits non-zero; never a bare traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CliError(Exception):
+    def __init__(self, cause: str, hint: str = "", log: Path | None = None,
+                 extra_logs: tuple[Path, ...] = (), exit_code: int = 1) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.hint = hint
+        self.log = log
+        self.extra_logs = tuple(extra_logs)
+        self.exit_code = exit_code
