@@ -1,0 +1,57 @@
+# plylog — developer entry points. `make run` starts everything, `make test` tests everything.
+# Recipes use the project venv (.venv/bin/python, .venv/bin/plylog); `make setup` makes it.
+
+SHELL       := /bin/bash
+PYTHON      ?= $(shell command -v python3.11 || command -v python3)
+VENV        := .venv
+PY          := $(VENV)/bin/python
+PLYLOG      := $(VENV)/bin/plylog
+STAMP       := $(VENV)/.installed-pyproject
+PYTEST_ARGS ?=
+UP_ARGS     ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup run down status test bench bench-quick
+
+help:
+	@echo "plylog make targets:"
+	@echo "  make run      set up, then start the local stack (Kafka, Redis, plylog services)"
+	@echo "  make test     set up, start Kafka+Redis if not running, run all tests, stop what it started"
+	@echo "  make status   show what runs, where, and its logs"
+	@echo "  make down     stop everything 'make run' started"
+	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server (apt)"
+	@echo "  variables: UP_ARGS='--rules-workers 2' for run, PYTEST_ARGS='-k smoke' for test"
+
+# The venv is rebuilt only when pyproject.toml changes (stamp file).
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "plylog needs Python 3.11+; found $$($(PYTHON) --version 2>&1) at $(PYTHON)" >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]'
+	@touch $@
+
+setup: $(STAMP)
+	@$(PLYLOG) setup
+
+run: setup
+	@$(PLYLOG) up $(UP_ARGS)
+	@echo
+	@echo "plylog is running. Kafka 127.0.0.1:$${PLYLOG_KAFKA_PORT:-9092}, Redis 127.0.0.1:$${PLYLOG_REDIS_PORT:-6379}, gateway http://127.0.0.1:$${PLYLOG_GATEWAY_PORT:-8000}/ (once written)"
+	@echo "logs and state: $${PLYLOG_HOME:-.plylog}/logs/   status: make status   stop: make down"
+
+down:
+	@if [ -x $(PLYLOG) ]; then $(PLYLOG) down; else echo "nothing to stop: no .venv (run make setup first)"; fi
+
+status:
+	@if [ -x $(PLYLOG) ]; then $(PLYLOG) status; else echo "no .venv yet: run make setup"; fi
+
+# Starts the infrastructure that is not running (and stops only that afterwards), runs the
+# whole suite tests/, and exits with pytest's code (no tests collected counts as failure).
+test: setup
+	@deploy/local/run-tests.sh $(PYTEST_ARGS)
+
+bench bench-quick: setup
+	@if $(PLYLOG) bench --help >/dev/null 2>&1; then \
+	  $(PLYLOG) bench $(if $(filter bench-quick,$@),--quick,); \
+	else echo "plylog bench: not yet implemented" >&2; exit 1; fi

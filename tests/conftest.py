@@ -1,0 +1,299 @@
+"""Shared pytest fixtures: real Kafka and Redis for integration tests, isolated per test.
+
+Where the services come from, in this order (session scope, resolved on first use):
+  1. KAFKA_BOOTSTRAP_SERVERS / REDIS_URL from the environment, if set;
+  2. the local stack started by `plylog up` / `make test` (read from $PLYLOG_HOME/stack.json,
+     default .plylog/stack.json), if it answers;
+  3. testcontainers, if a Docker engine answers (apache/kafka in KRaft mode, redis:7);
+  4. otherwise: under CI=true the test FAILS (a missing service is a failure, never a
+     skip); elsewhere it is skipped with a message saying how to start the services.
+
+Isolation on the shared broker / Redis:
+  topic_prefix     a unique topic prefix per test, e.g. "t1a2b3c4d."
+  contract_topics  factory: contract_topics(partitions=3, prefix=None) creates the four
+                   contract topics for a prefix (default: this test's topic_prefix) and
+                   returns services.common.settings.Topics; deleted after the test
+  redis_db_url     a Redis URL on a private, flushed database (1..15) for this test
+  redis_client     a redis.Redis on that database
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import urllib.parse
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from services.common import settings as plysettings
+
+CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+KAFKA_IMAGE = "apache/kafka:4.0.2"   # keep in step with deploy/kafka/pom.xml
+REDIS_IMAGE = "redis:7"
+
+
+def _unavailable(what: str) -> None:
+    hint = ("start them with `make test` (or `.venv/bin/plylog up --infra-only`), or set "
+            "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL")
+    if CI:
+        pytest.fail(f"{what}; CI=true, so a missing service is a failure. {hint}",
+                    pytrace=False)
+    pytest.skip(f"{what}; {hint}")
+
+
+@dataclass
+class _Source:
+    address: str
+    origin: str          # "env", "local stack (<home>)", "testcontainers"
+    home: str | None = None
+
+
+class _Resolver:
+    """Finds Kafka and Redis once per session and owns any containers it starts."""
+
+    def __init__(self) -> None:
+        self.settings = plysettings.Settings.from_env()
+        self.stack = self._read_stack()
+        self.containers: list = []
+        self.found: dict[str, _Source] = {}
+        self.errors: dict[str, str] = {}
+
+    def _read_stack(self) -> dict | None:
+        import json
+
+        with contextlib.suppress(OSError, ValueError):
+            return json.loads(self.settings.stack_file.read_text())
+        return None
+
+    # -- probes
+    @staticmethod
+    def kafka_ok(bootstrap: str) -> bool:
+        from services.common import kafka_admin
+
+        return kafka_admin.metadata_answers(bootstrap, timeout=5) is not None
+
+    @staticmethod
+    def redis_ok(url: str) -> bool:
+        import redis
+
+        with contextlib.suppress(Exception):
+            client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+            try:
+                return bool(client.ping())
+            finally:
+                client.close()
+        return False
+
+    def _docker(self) -> bool:
+        try:
+            import docker
+
+            client = docker.from_env(timeout=5)
+            client.ping()
+            client.close()
+            return True
+        except Exception:  # noqa: BLE001 - no engine, no socket, no permission
+            return False
+
+    # -- resolution
+    def kafka(self) -> _Source:
+        if "kafka" in self.found:
+            return self.found["kafka"]
+        if "kafka" in self.errors:
+            _unavailable(self.errors["kafka"])
+        env = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
+        if env:
+            if not self.kafka_ok(env):
+                self.errors["kafka"] = f"KAFKA_BOOTSTRAP_SERVERS={env} does not answer"
+                _unavailable(self.errors["kafka"])
+            src = _Source(env, "env")
+        elif self.stack and self.stack.get("kafka_bootstrap") and \
+                self.kafka_ok(self.stack["kafka_bootstrap"]):
+            src = _Source(self.stack["kafka_bootstrap"], f"local stack ({self.stack['home']})",
+                          self.stack["home"])
+        elif self._docker():
+            src = _Source(self._start_kafka_container(), "testcontainers")
+        else:
+            self.errors["kafka"] = (
+                "no Kafka: KAFKA_BOOTSTRAP_SERVERS is unset, no local stack answers "
+                f"({self.settings.stack_file}), and no Docker engine answers")
+            _unavailable(self.errors["kafka"])
+        self.found["kafka"] = src
+        return src
+
+    def redis(self) -> _Source:
+        if "redis" in self.found:
+            return self.found["redis"]
+        if "redis" in self.errors:
+            _unavailable(self.errors["redis"])
+        env = os.environ.get("REDIS_URL", "").strip()
+        if env:
+            if not self.redis_ok(env):
+                self.errors["redis"] = f"REDIS_URL={env} does not answer PING"
+                _unavailable(self.errors["redis"])
+            src = _Source(env, "env")
+        elif self.stack and self.stack.get("redis_url") and self.redis_ok(self.stack["redis_url"]):
+            src = _Source(self.stack["redis_url"], f"local stack ({self.stack['home']})",
+                          self.stack["home"])
+        elif self._docker():
+            src = _Source(self._start_redis_container(), "testcontainers")
+        else:
+            self.errors["redis"] = (
+                "no Redis: REDIS_URL is unset, no local stack answers "
+                f"({self.settings.stack_file}), and no Docker engine answers")
+            _unavailable(self.errors["redis"])
+        self.found["redis"] = src
+        return src
+
+    # -- containers (only where a Docker engine answers)
+    def _start_kafka_container(self) -> str:
+        from testcontainers.core.container import DockerContainer
+
+        from services.cli._proc import free_port
+        from services.common import kafka_admin
+
+        port = free_port()
+        c = DockerContainer(KAFKA_IMAGE).with_bind_ports(9092, port)
+        host = c.get_container_host_ip()
+        c.with_envs(
+            KAFKA_NODE_ID="1",
+            KAFKA_PROCESS_ROLES="broker,controller",
+            KAFKA_LISTENERS="PLAINTEXT://:9092,CONTROLLER://:9093",
+            KAFKA_ADVERTISED_LISTENERS=f"PLAINTEXT://{host}:{port}",
+            KAFKA_CONTROLLER_LISTENER_NAMES="CONTROLLER",
+            KAFKA_LISTENER_SECURITY_PROTOCOL_MAP="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            KAFKA_CONTROLLER_QUORUM_VOTERS="1@localhost:9093",
+            KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR="1",
+            KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR="1",
+            KAFKA_TRANSACTION_STATE_LOG_MIN_ISR="1",
+            KAFKA_SHARE_COORDINATOR_STATE_TOPIC_REPLICATION_FACTOR="1",
+            KAFKA_SHARE_COORDINATOR_STATE_TOPIC_MIN_ISR="1",
+            KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS="0",
+            KAFKA_AUTO_CREATE_TOPICS_ENABLE="false",
+        )
+        c.start()
+        self.containers.append(c)
+        bootstrap = f"{host}:{port}"
+        kafka_admin.wait_for_metadata(bootstrap, timeout=120)
+        # Like the compose topic-init container: the contract topics with the defaults.
+        s = self.settings
+        kafka_admin.ensure_contract_topics(bootstrap, s.topic_prefix, s.partitions,
+                                           s.retention_ms)
+        return bootstrap
+
+    def _start_redis_container(self) -> str:
+        from testcontainers.community.redis import RedisContainer
+
+        c = RedisContainer(REDIS_IMAGE)
+        c.start()
+        self.containers.append(c)
+        return f"redis://{c.get_container_host_ip()}:{c.get_exposed_port(6379)}/0"
+
+    def close(self) -> None:
+        for c in reversed(self.containers):
+            with contextlib.suppress(Exception):
+                c.stop()
+
+
+_resolver: _Resolver | None = None
+
+
+@pytest.fixture(scope="session")
+def _plylog_services():
+    global _resolver
+    _resolver = _Resolver()
+    yield _resolver
+    _resolver.close()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(_plylog_services) -> str:
+    """Bootstrap servers of a real Kafka broker, e.g. "127.0.0.1:9092"."""
+    return _plylog_services.kafka().address
+
+
+@pytest.fixture(scope="session")
+def redis_url(_plylog_services) -> str:
+    """URL of a real Redis, e.g. "redis://127.0.0.1:6379/0". Prefer `redis_db_url` /
+    `redis_client` in tests: they give each test its own flushed database."""
+    return _plylog_services.redis().address
+
+
+@pytest.fixture(scope="session")
+def plylog_stack(_plylog_services, kafka_bootstrap) -> dict | None:
+    """The local stack description (stack.json) when the tests run on it, else None."""
+    src = _plylog_services.found["kafka"]
+    return _plylog_services.stack if src.home else None
+
+
+@pytest.fixture
+def topic_prefix() -> str:
+    """A topic prefix unique to this test, e.g. "t1a2b3c4d." (CONTRACT.md naming)."""
+    return f"t{uuid.uuid4().hex[:8]}."
+
+
+@pytest.fixture
+def contract_topics(kafka_bootstrap, topic_prefix):
+    """Factory: create the contract topics for a prefix; they are deleted after the test.
+
+        topics = contract_topics(partitions=3)          # uses this test's topic_prefix
+        topics.moves, topics.results, topics.outcomes (1 partition), topics.deadletter
+    """
+    from services.common import kafka_admin
+
+    made: list[str] = []
+
+    def make(partitions: int = 3, prefix: str | None = None,
+             retention_ms: int = plysettings.FOREVER) -> plysettings.Topics:
+        p = topic_prefix if prefix is None else prefix
+        kafka_admin.ensure_contract_topics(kafka_bootstrap, p, partitions, retention_ms)
+        topics = plysettings.Topics(p)
+        made.extend(topics.all())
+        return topics
+
+    yield make
+    with contextlib.suppress(Exception):
+        kafka_admin.delete_topics(kafka_bootstrap, made)
+
+
+_REDIS_DBS = itertools.cycle(range(1, 16))   # DB 0 is left to `make run`'s services
+
+
+def _with_db(url: str, db: int) -> str:
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path=f"/{db}"))
+
+
+@pytest.fixture
+def redis_db_url(redis_url) -> str:
+    """A Redis URL on a database of its own for this test (flushed before and after)."""
+    import redis
+
+    url = _with_db(redis_url, next(_REDIS_DBS))
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+        yield url
+        client.flushdb()
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def redis_client(redis_db_url):
+    """redis.Redis (bytes responses) on this test's private database."""
+    import redis
+
+    client = redis.Redis.from_url(redis_db_url)
+    yield client
+    client.close()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _resolver is None or not _resolver.found:
+        return
+    for name, src in sorted(_resolver.found.items()):
+        terminalreporter.write_line(f"plylog: {name} from {src.origin}: {src.address}")

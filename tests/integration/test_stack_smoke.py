@@ -1,0 +1,219 @@
+"""Smoke tests of the foundation: a real Kafka broker and Redis answer and behave.
+
+They run against whatever tests/conftest.py resolves (env, the local stack from
+`make test`, or testcontainers); under CI=true a missing service fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from services.common import kafka_admin
+from services.common.kafka_admin import TopicSpec
+from services.common.settings import Settings, Topics
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+def _consume(bootstrap: str, topic: str, expect: int, timeout: float = 30.0) -> list:
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None,
+                             auto_offset_reset="earliest", enable_auto_commit=False,
+                             consumer_timeout_ms=1000)
+    got = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < expect and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                got.extend(batch)
+    finally:
+        consumer.close()
+    return got
+
+
+def test_produce_and_consume_keyed_records(kafka_bootstrap, topic_prefix):
+    from kafka import KafkaProducer
+
+    topic = f"{topic_prefix}smoke"
+    kafka_admin.create_topics(kafka_bootstrap, [TopicSpec(topic, 3)])
+    try:
+        producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all", linger_ms=5)
+        sent = [(f"m-{i % 4}", {"i": i}) for i in range(40)]
+        partition_of: dict[str, set[int]] = {}
+        futures = [producer.send(topic, key=k.encode(), value=json.dumps(v).encode())
+                   for k, v in sent]
+        producer.flush(timeout=30)
+        for (key, _), fut in zip(sent, futures):
+            partition_of.setdefault(key, set()).add(fut.get(timeout=30).partition)
+        producer.close()
+
+        got = _consume(kafka_bootstrap, topic, len(sent))
+        assert len(got) == len(sent), f"consumed {len(got)} of {len(sent)} records"
+        assert all(len(p) == 1 for p in partition_of.values()), \
+            "records with one key must land on one partition"
+        for key in partition_of:
+            mine = [json.loads(r.value)["i"] for r in got if r.key == key.encode()]
+            assert mine == [v["i"] for k, v in sent if k == key], f"order broken for {key}"
+    finally:
+        kafka_admin.delete_topics(kafka_bootstrap, [topic])
+
+
+async def test_aiokafka_round_trip(kafka_bootstrap, topic_prefix):
+    """Faust talks to the broker through aiokafka: check that client against it too."""
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    topic = f"{topic_prefix}aio"
+    kafka_admin.create_topics(kafka_bootstrap, [TopicSpec(topic, 2)])
+    try:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
+        await producer.start()
+        try:
+            for i in range(10):
+                await producer.send_and_wait(topic, key=b"m-1", value=str(i).encode())
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=kafka_bootstrap,
+                                    group_id=f"{topic_prefix}g", auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            values = []
+            deadline = time.monotonic() + 30
+            while len(values) < 10 and time.monotonic() < deadline:
+                for batch in (await consumer.getmany(timeout_ms=500)).values():
+                    values.extend(int(r.value) for r in batch)
+        finally:
+            await consumer.stop()
+        assert values == list(range(10))
+    finally:
+        kafka_admin.delete_topics(kafka_bootstrap, [topic])
+
+
+def test_redis_round_trip(redis_client):
+    assert redis_client.ping() is True
+    redis_client.set("smoke:key", "value")
+    assert redis_client.get("smoke:key") == b"value"
+    pipe = redis_client.pipeline(transaction=True)
+    pipe.incr("smoke:n").incr("smoke:n").hset("smoke:h", mapping={"a": "1"})
+    assert pipe.execute() == [1, 2, 1]
+    assert redis_client.hgetall("smoke:h") == {b"a": b"1"}
+
+
+def test_contract_topics_helper(kafka_bootstrap, contract_topics):
+    topics = contract_topics(partitions=5)
+    counts = kafka_admin.partition_counts(kafka_bootstrap, topics.all())
+    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1,
+                      topics.deadletter: 5}
+    assert kafka_admin.topic_configs(kafka_bootstrap, topics.moves)["retention.ms"] == "-1"
+    # Creating them again is a no-op.
+    again = kafka_admin.ensure_contract_topics(kafka_bootstrap, topics.prefix, 5)
+    assert set(again.values()) == {"exists"}
+
+
+def test_stack_contract_topics_exist(kafka_bootstrap, plylog_stack):
+    """The topics `plylog up` (or compose's topic-init) creates: prefix and partitions as
+    configured, plylog.outcomes with exactly one partition, moves kept forever."""
+    if plylog_stack is not None:
+        prefix = plylog_stack["topics"]["prefix"]
+        partitions = plylog_stack["topics"]["partitions"]
+    else:
+        s = Settings.from_env()
+        prefix, partitions = s.topic_prefix, s.partitions
+    t = Topics(prefix)
+    counts = kafka_admin.partition_counts(kafka_bootstrap, t.all())
+    assert counts == {t.moves: partitions, t.results: partitions, t.outcomes: 1,
+                      t.deadletter: partitions}
+    assert kafka_admin.topic_configs(kafka_bootstrap, t.moves).get("retention.ms") == "-1"
+
+
+def _plylog(args: list[str], env: dict[str, str], timeout: float = 240):
+    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _pids(home: Path) -> dict[str, int]:
+    doc = json.loads((home / "stack.json").read_text())
+    return {name: c["pid"] for name, c in doc["components"].items()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").is_file() and \
+        Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, tmp_path):
+    """`plylog up --infra-only` is idempotent: run twice, the same PIDs serve.
+
+    On the local stack of `make test` both runs must find everything running. Elsewhere
+    (services from env / containers) a private stack is started on free ports in a temp
+    home, checked, and torn down with `plylog down` (which must leave no process)."""
+    env = dict(os.environ)
+    env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
+    env.pop("REDIS_URL", None)
+    own = plylog_stack is None
+    if own:
+        if not (shutil.which("java") and shutil.which("mvn")):
+            msg = "a private local stack needs java and mvn"
+            if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+                pytest.fail(msg)
+            pytest.skip(msg)
+        from services.cli._proc import free_port
+
+        home = tmp_path / "plylog-home"
+        ports = {"PLYLOG_KAFKA_PORT": free_port(), "PLYLOG_KAFKA_CONTROLLER_PORT": free_port(),
+                 "PLYLOG_REDIS_PORT": free_port(), "PLYLOG_GATEWAY_PORT": free_port()}
+        env.update({k: str(v) for k, v in ports.items()})
+        env.update(PLYLOG_HOME=str(home), PLYLOG_PARTITIONS="2")
+    else:
+        home = Path(plylog_stack["home"])
+        cfg = plylog_stack["settings"]
+        env.update(PLYLOG_HOME=str(home), PLYLOG_KAFKA_PORT=str(cfg["kafka_port"]),
+                   PLYLOG_KAFKA_CONTROLLER_PORT=str(cfg["controller_port"]),
+                   PLYLOG_REDIS_PORT=str(cfg["redis_port"]),
+                   PLYLOG_GATEWAY_PORT=str(cfg["gateway_port"]),
+                   PLYLOG_TOPIC_PREFIX=cfg["topic_prefix"],
+                   PLYLOG_PARTITIONS=str(cfg["partitions"]))
+    before = _pids(home) if not own else None
+    try:
+        first = _plylog(["up", "--infra-only"], env)
+        assert first.returncode == 0, first.stdout + first.stderr
+        pids1 = _pids(home)
+        assert {"kafka", "redis"} <= set(pids1)
+        if before is not None:
+            assert {k: pids1[k] for k in ("kafka", "redis")} == \
+                {k: before[k] for k in ("kafka", "redis")}
+            assert "nothing new started" in first.stdout, first.stdout
+
+        second = _plylog(["up", "--infra-only"], env)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert "nothing new started" in second.stdout, second.stdout
+        assert "already running" in second.stdout
+        pids2 = _pids(home)
+        assert {k: pids2[k] for k in ("kafka", "redis")} == \
+            {k: pids1[k] for k in ("kafka", "redis")}
+        assert all(_alive(p) for p in pids2.values())
+
+        status = _plylog(["status", "--json", "--check"], env)
+        assert status.returncode == 0, status.stdout + status.stderr
+        rows = {r["component"]: r for r in json.loads(status.stdout)["components"]}
+        assert rows["kafka"]["pid"] == pids1["kafka"] and rows["kafka"]["state"] == "running"
+        assert rows["redis"]["pid"] == pids1["redis"] and rows["redis"]["state"] == "running"
+    finally:
+        if own and (home / "run").is_dir():
+            pids = _pids(home) if (home / "stack.json").is_file() else {}
+            down = _plylog(["down"], env)
+            assert down.returncode == 0, down.stdout + down.stderr
+            time.sleep(0.5)
+            assert not [p for p in pids.values() if _alive(p)], "plylog down left processes"
