@@ -12,6 +12,7 @@ PLYLOG_KAFKA_PORT               9092         local broker's client (PLAINTEXT) p
 PLYLOG_KAFKA_CONTROLLER_PORT    9093         local broker's KRaft controller port
 PLYLOG_REDIS_PORT               6379         local Redis port
 PLYLOG_GATEWAY_PORT             8000         HTTP gateway port
+PLYLOG_GATEWAY_HOST             127.0.0.1    address the gateway binds (0.0.0.0 in containers)
 PLYLOG_PARTITIONS               12           partitions of moves/results/deadletter
 PLYLOG_TOPIC_PREFIX             plylog.      prefix of every topic name
 PLYLOG_RETENTION_MS             -1           retention of results/outcomes/deadletter
@@ -119,6 +120,7 @@ class Settings:
     partitions: int = DEFAULT_PARTITIONS
     topic_prefix: str = DEFAULT_TOPIC_PREFIX
     retention_ms: int = FOREVER
+    gateway_host: str = "127.0.0.1"
     kafka_bootstrap: str = ""
     redis_url: str = ""
     env_kafka_bootstrap: bool = field(default=False, compare=False)
@@ -162,6 +164,7 @@ class Settings:
             partitions=_int(env, "PLYLOG_PARTITIONS", DEFAULT_PARTITIONS, lo=1, hi=10000),
             topic_prefix=env.get("PLYLOG_TOPIC_PREFIX", DEFAULT_TOPIC_PREFIX),
             retention_ms=_int(env, "PLYLOG_RETENTION_MS", FOREVER, lo=-1),
+            gateway_host=env.get("PLYLOG_GATEWAY_HOST", "").strip() or "127.0.0.1",
             kafka_bootstrap=env.get("KAFKA_BOOTSTRAP_SERVERS", "").strip(),
             redis_url=env.get("REDIS_URL", "").strip(),
         )
@@ -191,6 +194,7 @@ class Settings:
             "PLYLOG_KAFKA_CONTROLLER_PORT": str(self.controller_port),
             "PLYLOG_REDIS_PORT": str(self.redis_port),
             "PLYLOG_GATEWAY_PORT": str(self.gateway_port),
+            "PLYLOG_GATEWAY_HOST": self.gateway_host,
         }
 
 
