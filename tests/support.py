@@ -25,7 +25,9 @@ GAME_OPTIONS: dict[str, list[dict[str, Any]]] = {
         {"layout": "random-6", "seed": 7},
         {"layout": {"side": 2, "rows": ["22", "212", "22"]}},
     ],
-    "mastermind": [{}, {"pegs": 3, "colors": 6}, {"feedback": "manual"}, {"repeats": False, "rounds": 4}],
+    "mastermind": [{}, {"pegs": 3, "colors": 6}, {"feedback": "manual"}, {"repeats": False, "rounds": 4},
+                   {"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 4, "rounds": 4},
+                   {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 6, "unsolved_penalty": 5}],
     "mana": [{}, {"bird_blocks": False, "max_plies": 80}],
     "mind_ninja": [{"side": 4}, {"side": 5}],
 }
