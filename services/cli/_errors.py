@@ -18,3 +18,15 @@ class CliError(Exception):
         self.log = log
         self.extra_logs = tuple(extra_logs)
         self.exit_code = exit_code
+        self.tails: dict[Path, list[str]] | None = None
+
+    def freeze_logs(self, lines: int = 20) -> None:
+        """Capture the logs' tails now (before a rollback adds shutdown noise to them)."""
+        if self.tails is None:
+            from ._proc import tail
+
+            self.tails = {p: tail(p, lines) for p in (self.log, *self.extra_logs) if p}
+
+    def log_tails(self, lines: int = 20) -> dict[Path, list[str]]:
+        self.freeze_logs(lines)
+        return self.tails or {}

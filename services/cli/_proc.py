@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ._errors import CliError as StackError  # noqa: E402  (one-line cause + hint + log tail)
+from ._errors import CliError as StackError  # noqa: F401  (re-exported: cause + hint + log tail)
 
 
 def tail(path: Path | None, lines: int = 20) -> list[str]:

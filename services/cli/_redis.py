@@ -60,6 +60,7 @@ def ensure_installed(echo=print) -> str:
         raise StackError("apt-get installed redis-server but it is not on PATH",
                          "add /usr/bin to PATH", log=log)
     _stop_service_started_by_install(before, echo)
+    log.unlink(missing_ok=True)
     echo("installed " + found)
     return found
 

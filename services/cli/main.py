@@ -41,14 +41,11 @@ for _name in COMMAND_MODULES:
 
 
 def _print_error(exc: CliError) -> None:
-    from services.cli._proc import tail
-
     err = sys.stderr
     print(f"plylog: error: {exc.cause}", file=err)
     if exc.hint:
         print(f"  what to do: {exc.hint}", file=err)
-    for log in (exc.log, *exc.extra_logs):
-        lines = tail(log, 20)
+    for log, lines in exc.log_tails(20).items():
         if lines:
             print(f"  last {len(lines)} lines of {log}:", file=err)
             for line in lines:

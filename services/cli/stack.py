@@ -192,12 +192,15 @@ class _Up:
         with _lock(s):
             self.records = _load_records(s)
             try:
+                self.preflight()
                 self.redis()
                 self.kafka()
                 self.topics()
                 if not self.infra_only:
                     self.services()
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, StackError):
+                    exc.freeze_logs()
                 self.rollback()
                 raise
             finally:
@@ -209,6 +212,16 @@ class _Up:
             _say("nothing new started: everything requested was already running")
         _say(f"state and logs: {_rel(s.home)}/ (logs in {_rel(s.logs_dir)}/); "
              "stop with `plylog down`")
+
+    def preflight(self) -> None:
+        """Check for (and fetch) what is needed before starting anything, so a missing
+        Java or Maven does not leave a half-started stack behind."""
+        self.redis_binary = self.java = self.libs = None
+        if self.existing("redis") is None:
+            self.redis_binary = _redis.ensure_installed(echo=lambda m: self.line("redis", m))
+        if self.existing("kafka") is None:
+            self.java = _kafka.require_java()
+            self.libs = _kafka.fetch_jars(echo=lambda m: self.line("kafka", m))
 
     def note_started(self) -> None:
         if self.write_started is not None:
@@ -262,10 +275,9 @@ class _Up:
                                  log=Path(rec.log))
             self.line("redis", f"already running (pid {rec.pid}, {rec.address})")
             return
-        binary = _redis.ensure_installed(echo=lambda m: self.line("redis", m))
         self.need_port(s.redis_port, "Redis", "PLYLOG_REDIS_PORT")
         t0 = time.monotonic()
-        rec = _redis.start(s, binary)
+        rec = _redis.start(s, self.redis_binary or _redis.ensure_installed())
         rec.ready_seconds = round(time.monotonic() - t0, 2)
         self.keep(rec)
         self.line("redis", f"[green]started[/green] (pid {rec.pid}, {rec.address}, ready in "
@@ -286,8 +298,8 @@ class _Up:
                     "`plylog up`", log=Path(rec.log))
             self.line("kafka", f"already running (pid {rec.pid}, {rec.address})")
             return
-        java = _kafka.require_java()
-        libs = _kafka.fetch_jars(echo=lambda m: self.line("kafka", m))
+        java = self.java or _kafka.require_java()
+        libs = self.libs or _kafka.fetch_jars(echo=lambda m: self.line("kafka", m))
         self.need_port(s.kafka_port, "the Kafka broker", "PLYLOG_KAFKA_PORT")
         self.need_port(s.controller_port, "the Kafka controller", "PLYLOG_KAFKA_CONTROLLER_PORT")
         server = _kafka.prepare(s, java, libs, echo=lambda m: self.line("kafka", m))
