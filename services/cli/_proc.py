@@ -18,14 +18,24 @@ from pathlib import Path
 from ._errors import CliError as StackError  # noqa: F401  (re-exported: cause + hint + log tail)
 
 
-def tail(path: Path | None, lines: int = 20) -> list[str]:
+def file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def tail(path: Path | None, lines: int = 20, since: int = 0) -> list[str]:
+    """The last `lines` lines of `path`, counting only bytes from offset `since` on."""
     if path is None:
         return []
     try:
         with open(path, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - 64 * 1024))
+            if size < since:  # rotated or truncated: show the new file
+                since = 0
+            fh.seek(max(since, size - 64 * 1024))
             data = fh.read().decode("utf-8", "replace")
     except OSError:
         return []

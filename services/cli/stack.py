@@ -36,7 +36,8 @@ from rich.table import Table
 from services.common.settings import Settings, SettingsError
 
 from . import _kafka, _redis
-from ._proc import ProcRecord, StackError, describe_port_user, port_free, record_for, stop
+from ._proc import (ProcRecord, StackError, describe_port_user, file_size, port_free,
+                    record_for, stop)
 from ._services import SERVICES, ServiceSpec
 
 INFRA = ("redis", "kafka")
@@ -303,6 +304,7 @@ class _Up:
         self.need_port(s.kafka_port, "the Kafka broker", "PLYLOG_KAFKA_PORT")
         self.need_port(s.controller_port, "the Kafka controller", "PLYLOG_KAFKA_CONTROLLER_PORT")
         server = _kafka.prepare(s, java, libs, echo=lambda m: self.line("kafka", m))
+        since = {p: file_size(p) for p in (_kafka.kafka_log(s), _kafka.kafka_out(s))}
         t0 = time.monotonic()
         child, rec = _kafka.start(s, java, libs, server)
         self.keep(rec, child)
@@ -315,15 +317,15 @@ class _Up:
             if code is not None:
                 raise StackError(
                     f"the Kafka broker exited while starting (exit code {code})",
-                    f"read {_rel(_kafka.kafka_log(s))} and {_rel(_kafka.kafka_out(s))}",
-                    log=_kafka.kafka_log(s), extra_logs=(_kafka.kafka_out(s),))
+                    f"read {_rel(_kafka.kafka_out(s))} and {_rel(_kafka.kafka_log(s))}",
+                    log=_kafka.kafka_out(s), extra_logs=(_kafka.kafka_log(s),), since=since)
             if time.monotonic() > deadline:
                 raise StackError(
                     f"the Kafka broker did not answer a metadata request within "
                     f"{self.timeout:g}s",
                     "on a slow machine retry with a longer --timeout (PLYLOG_START_TIMEOUT); "
                     f"else read {_rel(_kafka.kafka_log(s))}",
-                    log=_kafka.kafka_log(s), extra_logs=(_kafka.kafka_out(s),))
+                    log=_kafka.kafka_log(s), extra_logs=(_kafka.kafka_out(s),), since=since)
             time.sleep(0.2)
         rec.ready_seconds = round(time.monotonic() - t0, 2)
         _save_record(s, rec)
@@ -395,6 +397,7 @@ class _Up:
                "PYTHONUNBUFFERED": "1"}
         argv = spec.argv(s, instance)
         log = s.logs_dir / f"{name}.log"
+        self.since = {log: file_size(log)}
         with open(log, "ab") as fh:
             fh.write(f"\n=== plylog up: starting {name} at {time.ctime()}: "
                      f"{' '.join(argv)} ===\n".encode())
@@ -426,7 +429,7 @@ class _Up:
             code = child.poll()
             if code is not None:
                 raise StackError(f"{name} exited while starting (exit code {code})",
-                                 f"read {_rel(log)}", log=log)
+                                 f"read {_rel(log)}", log=log, since=self.since)
             if kind == "alive" and time.monotonic() - t0 >= alive_for:
                 return
             if kind == "file" and ready_file.exists():
@@ -435,7 +438,8 @@ class _Up:
                 return
             if time.monotonic() > deadline:
                 raise StackError(f"{name} did not become ready ({spec.ready}) within "
-                                 f"{spec.ready_timeout:g}s", f"read {_rel(log)}", log=log)
+                                 f"{spec.ready_timeout:g}s", f"read {_rel(log)}", log=log,
+                                 since=self.since)
             time.sleep(0.2)
 
 
