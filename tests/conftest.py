@@ -157,7 +157,10 @@ class _Resolver:
 
         port = free_port()
         c = DockerContainer(KAFKA_IMAGE).with_bind_ports(9092, port)
-        host = c.get_container_host_ip()
+        try:
+            host = c.get_container_host_ip()   # the Docker host as seen from here
+        except Exception:  # noqa: BLE001
+            host = "127.0.0.1"
         c.with_envs(
             KAFKA_NODE_ID="1",
             KAFKA_PROCESS_ROLES="broker,controller",
