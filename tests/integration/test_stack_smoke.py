@@ -217,3 +217,61 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
             assert down.returncode == 0, down.stdout + down.stderr
             time.sleep(0.5)
             assert not [p for p in pids.values() if _alive(p)], "plylog down left processes"
+
+
+def _temp_env(tmp_path: Path) -> dict[str, str]:
+    from services.cli._proc import free_port
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL")}
+    env.update(PLYLOG_HOME=str(tmp_path / "home"),
+               PLYLOG_KAFKA_PORT=str(free_port()), PLYLOG_KAFKA_CONTROLLER_PORT=str(free_port()),
+               PLYLOG_REDIS_PORT=str(free_port()), PLYLOG_GATEWAY_PORT=str(free_port()))
+    return env
+
+
+def test_down_never_kills_a_process_that_is_not_ours(tmp_path):
+    """A pid file whose pid now belongs to another process (pid reuse) is not acted on;
+    the very process we recorded is stopped."""
+    from services.cli._proc import record_for
+
+    env = _temp_env(tmp_path)
+    run = Path(env["PLYLOG_HOME"]) / "run"
+    run.mkdir(parents=True)
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        rec = record_for("rules-1", victim.pid, "time.sleep", tmp_path / "x.log")
+        assert rec is not None
+        impostor = dict(rec.to_json(), starttime=rec.starttime + 1)   # "same pid, other process"
+        (run / "rules-1.json").write_text(json.dumps(impostor))
+        down = _plylog(["down"], env, timeout=60)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert victim.poll() is None, "plylog down killed a process it had not started"
+        assert "not running" in down.stdout
+
+        (run / "rules-1.json").write_text(json.dumps(rec.to_json()))
+        down = _plylog(["down"], env, timeout=60)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert victim.wait(timeout=20) is not None
+        assert "stopped" in down.stdout
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+
+
+def test_up_reports_a_port_taken_by_someone_else(tmp_path):
+    """A port in use by a foreign process: one-line cause + what to do, exit 1, no
+    traceback, nothing left running."""
+    import socket
+
+    env = _temp_env(tmp_path)
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", int(env["PLYLOG_REDIS_PORT"])))
+        blocker.listen()
+        up = _plylog(["up", "--infra-only"], env, timeout=120)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert "Traceback" not in up.stderr
+    assert f"port {env['PLYLOG_REDIS_PORT']} is in use by pid {os.getpid()}" in up.stderr
+    assert "PLYLOG_REDIS_PORT" in up.stderr
+    assert not (Path(env["PLYLOG_HOME"]) / "stack.json").exists()
