@@ -1,0 +1,77 @@
+"""Mana: options, actions and events on the wire.
+
+Squares are named "a1" … "f6" (files a–f, ranks 1–6; rank 1 is Black's back row).
+A move or drop carries the bird square; it is omitted (or null) exactly when the rules say
+so: the move captured the Daimyo, or no empty square with the arrival square's mark count
+is left.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Optional
+
+from pydantic import Field, StringConstraints
+
+from .base import Action, Event, Seat, Strict
+
+Square = Annotated[str, StringConstraints(pattern=r"^[a-f][1-6]$")]
+
+
+class ManaOptions(Strict):
+    max_plies: int = Field(default=300, ge=1, le=10_000, strict=True,
+                           description="draw (reason ply_limit) after this many moves and drops together; "
+                                       "daimyo placements and passes do not count")
+    bird_blocks: bool = Field(default=True, strict=True,
+                              description="the bird blocks paths, landing and drops; false makes it a pure marker")
+
+
+class PlaceDaimyo(Action):
+    type: Literal["place_daimyo"]
+    square: Square = Field(description="a double square of the own back row: b1, c1, f1 (Black) or b6, c6, f6 (White)")
+
+
+class Move(Action):
+    type: Literal["move"]
+    from_: Square = Field(alias="from")
+    to: Square
+    bird: Optional[Square] = Field(default=None, description="omit (or null) only after a Daimyo capture or when "
+                                                             "no empty square of the arrival's mark count exists")
+
+
+class Drop(Action):
+    type: Literal["drop"]
+    to: Square
+    bird: Optional[Square] = None
+
+
+MANA_ACTIONS = (PlaceDaimyo, Move, Drop)
+
+
+class DaimyoPlaced(Event):
+    type: Literal["daimyo_placed"]
+    seat: Seat
+    square: Square
+
+
+class PieceMoved(Event):
+    type: Literal["piece_moved"]
+    seat: Seat
+    piece: Literal["daimyo", "ronin"] = Field(description="the moved piece (extension: not in the rules file)")
+    from_: Square = Field(alias="from")
+    to: Square
+    captured: Optional[Literal["ronin", "daimyo"]]
+    bird: Optional[Square]
+
+
+class RoninDropped(Event):
+    type: Literal["ronin_dropped"]
+    seat: Seat
+    to: Square
+    bird: Optional[Square]
+
+
+class TurnPassed(Event):
+    type: Literal["turn_passed"]
+    seat: Seat = Field(description="the seat that had no legal action; the other seat moves again")
+
+
+MANA_EVENTS = (DaimyoPlaced, PieceMoved, RoninDropped, TurnPassed)
