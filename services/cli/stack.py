@@ -196,6 +196,7 @@ class _Up:
                 self.preflight()
                 self.redis()
                 self.kafka()
+                self.follow_running_infra()
                 self.topics()
                 if not self.infra_only:
                     self.services()
@@ -205,7 +206,7 @@ class _Up:
                 self.rollback()
                 raise
             finally:
-                _write_stack(s, self.records, from_up=True)
+                _write_stack(self.s, self.records, from_up=True)
                 self.note_started()
         if self.started:
             _say(f"started: {', '.join(r.name for r in self.started)}")
@@ -223,6 +224,19 @@ class _Up:
         if self.existing("kafka") is None:
             self.java = _kafka.require_java()
             self.libs = _kafka.fetch_jars(echo=lambda m: self.line("kafka", m))
+
+    def follow_running_infra(self) -> None:
+        """Services must use the broker and Redis that actually run, even if they were
+        started earlier with other ports than the ones configured now."""
+        kafka, redis = self.records["kafka"].address, self.records["redis"].address
+        kport, rport = _port_of(kafka), _port_of(redis)
+        if (kport, rport) != (self.s.kafka_port, self.s.redis_port):
+            _say(f"[yellow]note: the running stack uses Kafka {kafka} and Redis {redis}, not "
+                 f"the configured ports {self.s.kafka_port}/{self.s.redis_port}; its "
+                 "services will use the running ones (`plylog down` first to move)[/yellow]")
+            self.s = dataclasses.replace(self.s, kafka_port=kport, redis_port=rport,
+                                         kafka_bootstrap=kafka,
+                                         redis_url=f"redis://{redis}/0")
 
     def note_started(self) -> None:
         if self.write_started is not None:
