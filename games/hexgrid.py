@@ -1,5 +1,6 @@
 """Geometry of hexhex boards (Strands, Mind Ninja): axial coordinates, canonical order,
-neighbours, rings, corners, edges and sides, groups.
+neighbours, rings, corners, edges and sides, groups; the 12 symmetries of a shape and its
+translates on a board.
 
 Cells are addressed by their index in canonical order (rows r = -(N-1)..N-1, q ascending),
 so a board position is a string with one character per cell, in that order.
@@ -108,3 +109,63 @@ class HexBoard:
 @lru_cache(maxsize=None)
 def hex_board(side: int) -> HexBoard:
     return HexBoard(side)
+
+
+# --- symmetries and translates (Mind Ninja shapes) ------------------------------------------------
+def _rotate(cell: tuple[int, int]) -> tuple[int, int]:
+    """60° rotation about the origin: cube (q, r, s) -> (-r, -s, -q)."""
+    q, r = cell
+    return (-r, q + r)
+
+
+def _reflect(cell: tuple[int, int]) -> tuple[int, int]:
+    """Mirror in the q axis: cube (q, r, s) -> (q, s, r)."""
+    q, r = cell
+    return (q, -q - r)
+
+
+def symmetries(cells: Iterable[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The 12 images of `cells` under the rotations and reflections of the hexagon, in a fixed
+    order (rotations 0..5 of the shape, then rotations 0..5 of its mirror image); duplicates kept."""
+    base = [(int(q), int(r)) for q, r in cells]
+    images = []
+    for start in (base, [_reflect(c) for c in base]):
+        current = start
+        for _ in range(6):
+            images.append(current)
+            current = [_rotate(c) for c in current]
+    return images
+
+
+def normalised_offsets(cells: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """`cells` sorted and translated so the smallest (r, q) is at the origin: equal for translates."""
+    ordered = sorted(((q, r) for q, r in cells), key=lambda c: (c[1], c[0]))
+    q0, r0 = ordered[0]
+    return tuple((q - q0, r - r0) for q, r in ordered)
+
+
+def shape_variants(cells: Iterable[tuple[int, int]]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The distinct images of a shape under the 12 symmetries, up to translation."""
+    seen: dict[tuple[tuple[int, int], ...], None] = {}
+    for image in symmetries(cells):
+        seen.setdefault(normalised_offsets(image), None)
+    return tuple(seen)
+
+
+def translates(board: "HexBoard", offsets: tuple[tuple[int, int], ...]) -> list[tuple[int, ...]]:
+    """Every placement of `offsets` on the board (cell indices, in offset order), translations in
+    canonical order. Only translations that fit are visited: a set of cells is on the board iff
+    each cube coordinate stays within [-(N-1), N-1]."""
+    n = board.side - 1
+    qs = [q for q, _ in offsets]
+    rs = [r for _, r in offsets]
+    ss = [-q - r for q, r in offsets]
+    index = board.index
+    found = []
+    for dr in range(-n - min(rs), n - max(rs) + 1):
+        for dq in range(-n - min(qs), n - max(qs) + 1):
+            ds = -dq - dr
+            if ds + min(ss) < -n or ds + max(ss) > n:
+                continue
+            found.append(tuple(index[(q + dq, r + dr)] for q, r in offsets))
+    return found

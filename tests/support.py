@@ -29,7 +29,7 @@ GAME_OPTIONS: dict[str, list[dict[str, Any]]] = {
                    {"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 4, "rounds": 4},
                    {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 6, "unsolved_penalty": 5}],
     "mana": [{}, {"bird_blocks": False, "max_plies": 80}],
-    "mind_ninja": [{"side": 4}, {"side": 5}],
+    "mind_ninja": [{"side": 4}, {"side": 5}, {"side": 3}, {}],
 }
 
 
