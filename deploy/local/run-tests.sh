@@ -17,7 +17,7 @@ throwaway=0
 if "$PLYLOG" status --check >/dev/null 2>&1; then
   echo "make test: using the running local stack in ${PLYLOG_HOME:-.plylog}/"
 else
-  export PLYLOG_HOME="$PWD/.plylog/test"
+  export PLYLOG_HOME="${PLYLOG_HOME:-$PWD/.plylog}/test"
   throwaway=1
 fi
 
