@@ -26,7 +26,7 @@ def random_match_records(game: str, matches: int, seed: int = 0, open_at_once: i
             number = next(pending, None)
             if number is None:
                 break
-            match_id = f"{prefix}{game[:2]}-{seed}-{number}"
+            match_id = f"{prefix}{game}-{seed}-{number}"
             running.append(random_playout_records(game, options, seed * 1_000_003 + number, match_id))
         if not running:
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from services.common import kafka_admin
@@ -15,7 +16,8 @@ from services.common.settings import load
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plylog worker rules", description=__doc__)
-    parser.add_argument("--name", default="rules-1", help="worker name (its data dir and log lines)")
+    default_name = f"rules-{os.environ.get('PLYLOG_INSTANCE', '1')}"
+    parser.add_argument("--name", default=default_name, help="worker name (its data dir and log lines)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
     settings = load()

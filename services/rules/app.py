@@ -14,13 +14,14 @@ import asyncio
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 import faust
 
 from services.common.settings import Settings
 
-from .core import Counters, Incoming, RulesCore
+from .core import Counters, Incoming, RulesCore, position_key, read_position
 
 log = logging.getLogger("plylog.rules")
 
@@ -50,7 +51,7 @@ class MatchTable(faust.Table):
 
 def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1") -> faust.App:
     topics = settings.topics
-    datadir = settings.home / "rules" / worker_name
+    datadir = Path(os.environ.get("PLYLOG_DATA_DIR") or settings.home / "rules" / worker_name)
     datadir.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         f"{topics.prefix}rules",
@@ -66,29 +67,54 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         producer_max_batch_size=256 * 1024,
         producer_acks=-1,
         broker_commit_interval=1.0,
+        # A restarted worker takes back its own partitions at once (static membership);
+        # a worker that is gone for good is replaced after the session timeout.
+        consumer_group_instance_id=f"{topics.prefix}{worker_name}",
+        broker_session_timeout=10.0,
+        broker_heartbeat_interval=2.0,
         table_standby_replicas=1,
     )
     moves = app.topic(topics.moves, key_type=bytes, value_type=bytes, key_serializer="raw",
                       value_serializer="raw", partitions=partitions, internal=False)
     raw = faust.Schema(key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
     table = app.tables.add(MatchTable(app, name="matches", default=None, partitions=partitions,
-                                      beacon=app.tables.beacon, schema=raw,
+                                      beacon=app.tables.beacon, schema=raw, key_type=bytes, value_type=bytes,
                                       help="match states (JSON) by match id"))
     outputs = {"results": topics.results, "outcomes": topics.outcomes, "deadletter": topics.deadletter}
     core = RulesCore()
     counters = Counters()
     app.plylog_counters = counters  # type: ignore[attr-defined]
 
+    @app.on_partitions_assigned.connect
+    async def log_assignment(sender, assigned, **_):
+        owned = sorted(tp.partition for tp in sender.consumer.assignment() if tp.topic == topics.moves)
+        log.info("assigned partitions of %s: %s", topics.moves, owned)
+
+    @app.on_rebalance_complete.connect
+    async def mark_ready(sender, **_):
+        ready_file = os.environ.get("PLYLOG_READY_FILE")
+        if ready_file:
+            open(ready_file, "w").close()
+
+    _seek_to_own_positions_after_every_assignment(app, table, topics.moves)
+
     @app.agent(moves, concurrency=1, name="fold_moves")
     async def fold_moves(stream):
         async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
             started = time.perf_counter()
+            generation = app.consumer_generation_id
+            owned = app.consumer.assignment()
+            # Events fetched before a rebalance are refetched from our stored positions.
             incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
-                        for e in events]
+                        for e in events if e.message.generation_id == generation and e.message.tp in owned]
             batch = core.fold_batch(incoming, table.get)
             pending = [await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
                        for out in batch.sends]
             await asyncio.gather(*pending)  # Kafka has every result before any state is stored
+            if app.consumer_generation_id != generation:
+                log.warning("rebalanced during a batch: its states are not stored; the records will be "
+                            "answered again from the stored positions (same results)")
+                continue
             for key, (value, partition) in batch.writes.items():
                 table.store(key, value, partition)
             took = time.perf_counter() - started
@@ -100,3 +126,23 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                      batch.counts["deadletters"], len(batch.writes), took * 1000)
 
     return app
+
+
+def _seek_to_own_positions_after_every_assignment(app: faust.App, table: MatchTable, moves: str) -> None:
+    """After Faust seeks the assigned partitions to its committed offsets (the last step of
+    every recovery), seek each moves partition to just after our own stored position."""
+    consumer = app.consumer
+    faust_seek = consumer.perform_seek
+
+    async def perform_seek() -> None:
+        await faust_seek()
+        positions = {}
+        for tp in consumer.assignment():
+            if tp.topic == moves:
+                positions[tp.partition] = read_position(table.get(position_key(tp.partition)))
+                if positions[tp.partition] >= 0:
+                    await consumer.seek(tp, positions[tp.partition] + 1)
+        log.info("resuming %s after the stored positions %s", moves, dict(sorted(positions.items())))
+
+    consumer.perform_seek = perform_seek
+

@@ -9,7 +9,7 @@ import pytest
 
 from games.fold import Replayer, encode
 from services.rules import core as rules_core
-from services.rules.core import Incoming, RulesCore
+from services.rules.core import Incoming, RulesCore, position_key
 from tests.support import record
 
 SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
@@ -39,7 +39,8 @@ def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once(
     results = [orjson.loads(out.value) for out in batch.sends]
     assert [r["status"] for r in results] == ["accepted", "accepted", "rejected"]
     assert results[1]["source"] == {"partition": 3, "offset": 11}
-    assert list(batch.writes) == [b"m1"] and batch.writes[b"m1"][1] == 3
+    assert list(batch.writes) == [b"m1", position_key(3)] and batch.writes[b"m1"][1] == 3
+    assert batch.writes[position_key(3)] == (b"12", 3)
     stored = orjson.loads(batch.writes[b"m1"][0])
     assert stored["offset"] == 11 and stored["state"]["seq"] == 2
     assert batch.counts["accepted"] == 2 and batch.counts["rejected:not_your_turn"] == 1
@@ -67,6 +68,10 @@ def test_records_redelivered_after_their_state_was_stored_are_skipped():
     table.apply(core.fold_batch(first, table.get))
     again = core.fold_batch(first, table.get)
     assert again.sends == [] and again.writes == {} and again.counts["redelivered"] == 3
+    del table[position_key(3)]  # the state was stored, the position not (a crash between the two)
+    again = core.fold_batch(first, table.get)
+    assert again.sends == [] and again.counts["redelivered"] == 3
+    assert again.writes == {position_key(3): (b"2", 3)}  # the position catches up, nothing else
     fresh = RulesCore()  # a restarted worker: nothing cached, the table restored from the changelog
     assert fresh.fold_batch(first, Table(table).get).sends == []
 
@@ -86,7 +91,7 @@ def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
     table.apply(core.fold_batch([incoming(create, 0)], table.get))
     retry = core.fold_batch([incoming(create, 1)], table.get)
     result = orjson.loads(retry.sends[0].value)
-    assert result["duplicate"] is True and result["seq"] == 1 and retry.writes == {}
+    assert result["duplicate"] is True and result["seq"] == 1 and list(retry.writes) == [position_key(3)]
 
 
 @pytest.mark.parametrize("raw,fragment", [
@@ -114,7 +119,7 @@ def test_key_differing_from_match_id_is_rejected_without_touching_that_match():
     batch = core.fold_batch([incoming(record("m1", "alice", {"type": "resign"}, 1), 1, key=b"m2")], table.get)
     result = orjson.loads(batch.sends[0].value)
     assert result["reason"]["code"] == "malformed" and "key" in result["reason"]["message"]
-    assert result["view"] is None and batch.writes == {}
+    assert result["view"] is None and list(batch.writes) == [position_key(3)]
 
 
 def test_an_internal_error_dead_letters_the_record_and_the_batch_goes_on(monkeypatch):
@@ -141,3 +146,16 @@ def test_a_finished_match_sends_its_outcome_to_partition_zero():
     outcome = [s for s in batch.sends if s.kind == "outcomes"]
     assert len(outcome) == 1 and outcome[0].partition == 0
     assert orjson.loads(outcome[0].value)["outcome"]["reason"] == "resign"
+
+
+def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are():
+    core, table = RulesCore(), Table()
+    records = [incoming(b"garbage", 0), incoming(record("zz", "a", {"type": "join"}, 1, ), 1, key=b"zz"),
+               incoming(record("m1", "alice", CREATE, 2), 2)]
+    table.apply(core.fold_batch(records, table.get))
+    assert table[position_key(3)] == b"2"
+    again = core.fold_batch(records + [incoming(record("m1", "bob", {"type": "resign"}, 3), 3)], table.get)
+    assert again.counts["redelivered"] == 3 and [s.kind for s in again.sends] == ["results", "outcomes"]
+    assert orjson.loads(again.sends[0].value)["source"]["offset"] == 3
+    other_partition = core.fold_batch([incoming(b"garbage", 0, partition=4)], table.get)
+    assert [s.kind for s in other_partition.sends] == ["deadletter"]

@@ -1,0 +1,167 @@
+"""Run plylog's services as real processes against the real broker, for integration tests."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+import orjson
+from kafka import KafkaProducer
+
+from services.cli.log_reader import read_topic
+from services.common.settings import Topics
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ServiceProcess:
+    """One service process (`python -m <module>`) with its own log file; killable at will."""
+
+    module: str
+    name: str
+    env: dict[str, str]
+    home: Path
+    args: tuple[str, ...] = ()
+    process: Optional[subprocess.Popen] = None
+    starts: int = 0
+    logs: list[Path] = field(default_factory=list)
+
+    def start(self) -> "ServiceProcess":
+        self.starts += 1
+        log = self.home / f"{self.name}.{self.starts}.log"
+        self.logs.append(log)
+        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "PLYLOG_HOME": str(self.home),
+               "PLYLOG_DATA_DIR": str(self.home / self.name)}
+        self.process = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
+                                        stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
+
+    def wait_for_log(self, fragment: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if fragment in self.logs[-1].read_text(errors="replace"):
+                return
+            if not self.alive:
+                raise AssertionError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
+            time.sleep(0.2)
+        raise AssertionError(f"{self.name}: no {fragment!r} in its log after {timeout}s:\n{self.tail()}")
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(self.logs[-1].read_text(errors="replace").splitlines()[-lines:]) if self.logs else ""
+
+
+def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1") -> ServiceProcess:
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix}
+    return ServiceProcess("services.rules", name, env, home, args=("--name", name))
+
+
+def producer(bootstrap: str) -> KafkaProducer:
+    return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+
+
+def produce(bootstrap: str, topic: str, records: Iterable[tuple[Optional[bytes], Optional[bytes]]],
+            pace_s: float = 0.0) -> int:
+    sender = producer(bootstrap)
+    count = 0
+    for key, value in records:
+        sender.send(topic, key=key, value=value)
+        count += 1
+        if pace_s:
+            time.sleep(pace_s)
+    sender.flush()
+    sender.close()
+    return count
+
+
+def answered_sources(bootstrap: str, topics: Topics) -> set[tuple[int, int]]:
+    """(partition, offset) of every move record that has a result or a dead letter."""
+    sources = (orjson.loads(r.value)["source"] for r in read_topic(bootstrap, topics.results))
+    done = {(s["partition"], s["offset"]) for s in sources}
+    done |= {(d["partition"], d["offset"]) for d in (orjson.loads(r.value) for r in read_topic(bootstrap, topics.deadletter))}
+    return done
+
+
+def wait_until_answered(bootstrap: str, topics: Topics, expected: int, timeout: float = 120.0,
+                        workers: Iterable[ServiceProcess] = ()) -> None:
+    """Wait until every one of `expected` move records has a result or a dead letter."""
+    deadline = time.monotonic() + timeout
+    count = 0
+    while time.monotonic() < deadline:
+        count = len(answered_sources(bootstrap, topics))
+        if count >= expected:
+            return
+        time.sleep(1.0)
+    answered = answered_sources(bootstrap, topics)
+    missing = [(r.partition, r.offset, r.key) for r in read_topic(bootstrap, topics.moves)
+               if (r.partition, r.offset) not in answered]
+    tails = "\n\n".join(f"--- {w.name}:\n{w.tail()}" for w in workers)
+    raise AssertionError(f"only {count} of {expected} move records answered after {timeout}s; "
+                         f"unanswered (partition, offset, key): {missing[:20]}\n{tails}")
+
+
+def mixed_bot_traffic(games: list[str], matches: int, seed: int, prefix: str) -> list[tuple[bytes, bytes]]:
+    """Records of random complete matches, interleaved, with bad ones mixed in: illegal moves,
+    client retries (same record again), unknown matches, garbage and mis-keyed records."""
+    from bench.logs import random_match_records
+
+    rng = random.Random(seed)
+    streams = [iter(random_match_records(game, matches // len(games), seed=seed + i, open_at_once=25,
+                                         prefix=prefix)) for i, game in enumerate(games)]
+    out: list[tuple[bytes, bytes]] = []
+    sent: list[tuple[bytes, bytes]] = []
+    while streams:
+        stream = rng.choice(streams)
+        raw = next(stream, None)
+        if raw is None:
+            streams.remove(stream)
+            continue
+        key = orjson.loads(raw)["match_id"].encode()
+        out.append((key, raw))
+        sent.append((key, raw))
+        roll = rng.random()
+        if roll < 0.04:
+            out.append(rng.choice(sent))  # a client retry
+        elif roll < 0.07:
+            data = orjson.loads(raw)
+            data["event_id"] += "-bad"
+            data["action"] = {"type": "resign", "extra": 1}
+            out.append((key, orjson.dumps(data)))
+        elif roll < 0.08:
+            out.append((b"garbage", b"\x00not json"))
+        elif roll < 0.09:
+            data = orjson.loads(raw)
+            data["event_id"] += "-wrongkey"
+            out.append((b"other-" + key, orjson.dumps(data)))
+        elif roll < 0.10:
+            data = orjson.loads(raw)
+            data["event_id"] += "-unknown"
+            data["match_id"] = "nosuch-" + data["match_id"]
+            out.append((data["match_id"].encode(), orjson.dumps(data)))
+    return out
