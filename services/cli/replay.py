@@ -55,7 +55,7 @@ def replay(
     if file is not None:
         steps = fold_file(file, match)
     elif match is not None:
-        from .log_reader import fold_match_from_topic  # needs Kafka; imported only here
+        from services.common.moves_log import fold_match_from_topic  # needs Kafka; imported only here
         steps = fold_match_from_topic(match)
     else:
         raise typer.BadParameter("give --file LOG.jsonl, or --match ID to read a match from Kafka")

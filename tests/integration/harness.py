@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 import orjson
 from kafka import KafkaProducer
 
-from services.cli.log_reader import read_topic
+from services.common.moves_log import read_topic
 from services.common.settings import Topics
 
 REPO = Path(__file__).resolve().parents[2]

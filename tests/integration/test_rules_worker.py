@@ -11,9 +11,10 @@ import orjson
 import pytest
 
 from bench.logs import random_match_records
-from games.fold import Replayer, encode
+from games.fold import Replayer
 from games.registry import GAME_MODULES
-from services.cli.log_reader import audit, read_topic
+from services.cli.audit import audit
+from services.common.moves_log import read_topic
 from services.common.settings import Settings
 
 from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered

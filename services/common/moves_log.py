@@ -1,0 +1,88 @@
+"""Read plylog's topics back from Kafka and refold move records exactly as the rules worker does
+(shared by the CLI's replay and audit, the gateway's time travel, tests and benchmarks)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.partitioner.default import murmur2
+
+from games.fold import Replayer, Step
+
+from .settings import Settings, load
+
+
+
+@dataclass(frozen=True)
+class Record:
+    partition: int
+    offset: int
+    key: Optional[bytes]
+    value: Optional[bytes]
+
+
+def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = None,
+               timeout_s: float = 30.0) -> list[Record]:
+    """Every record now in `topic` (or in some of its partitions), in offset order per partition."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                             consumer_timeout_ms=int(timeout_s * 1000), fetch_max_bytes=32 * 1024 * 1024)
+    try:
+        available = consumer.partitions_for_topic(topic)
+        if available is None:
+            raise LookupError(f"topic {topic!r} does not exist on {bootstrap}")
+        assigned = [TopicPartition(topic, p) for p in sorted(available) if partitions is None or p in partitions]
+        consumer.assign(assigned)
+        consumer.seek_to_beginning(*assigned)
+        ends = consumer.end_offsets(assigned)
+        remaining = {tp for tp in assigned if ends[tp] > 0}
+        records: list[Record] = []
+        while remaining:
+            batch = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=5000)
+            if not batch:
+                raise TimeoutError(f"reading {topic}: no data for {timeout_s}s with {len(remaining)} partitions unfinished")
+            for tp, messages in batch.items():
+                records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages)
+                if messages and messages[-1].offset + 1 >= ends[tp]:
+                    remaining.discard(tp)
+        records.sort(key=lambda r: (r.partition, r.offset))
+        return records
+    finally:
+        consumer.close()
+
+
+def partition_of(key: bytes, partitions: int) -> int:
+    """Kafka's default partition for a key (murmur2, as the Java and Python clients compute it)."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+def refold(records: list[Record], match_id: Optional[str] = None) -> Iterator[tuple[Record, Step]]:
+    """Fold move records exactly as the rules worker does, one Replayer per partition."""
+    replayers: dict[int, Replayer] = defaultdict(Replayer)
+    for rec in records:
+        if match_id is not None and rec.key != match_id.encode():
+            continue
+        if rec.value is None:
+            yield rec, None  # a tombstone: the worker dead-letters it
+            continue
+        taken = replayers[rec.partition].feed(rec.value, {"partition": rec.partition, "offset": rec.offset},
+                                              key=rec.key or b"")
+        yield rec, taken
+
+
+def fold_match_from_topic(match_id: str, settings: Optional[Settings] = None) -> Iterator[Step]:
+    """The steps of one match, refolded from its partition of the moves topic."""
+    settings = settings or load()
+    topic = settings.topics.moves
+    consumer = KafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None)
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+    finally:
+        consumer.close()
+    if not partitions:
+        raise LookupError(f"topic {topic!r} does not exist on {settings.kafka_bootstrap}")
+    partition = partition_of(match_id.encode(), len(partitions))
+    for _, taken in refold(read_topic(settings.kafka_bootstrap, topic, [partition]), match_id):
+        if taken is not None:
+            yield taken
