@@ -52,7 +52,7 @@ class Frozen(BaseModel):
         fields.update(changes)
         copy = self.__class__.__new__(self.__class__)
         object.__setattr__(copy, "__dict__", fields)
-        object.__setattr__(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__)
+        object.__setattr__(copy, "__pydantic_fields_set__", self.__pydantic_fields_set__.union(changes))
         object.__setattr__(copy, "__pydantic_extra__", None)
         object.__setattr__(copy, "__pydantic_private__", None)
         return copy
@@ -133,6 +133,11 @@ class Game:
 
     def outcome(self, state: Any) -> Optional[dict[str, Any]]:
         raise NotImplementedError
+
+    def scores(self, state: Any) -> Any:
+        """The scores so far, for an outcome the game itself did not decide (resign, timeout,
+        abort); None where the game keeps no score."""
+        return None
 
     def view(self, state: Any, seat: Optional[int]) -> dict[str, Any]:
         raise NotImplementedError

@@ -505,6 +505,9 @@ class Mastermind(Game):
         raise ValueError(f"mastermind cannot evolve {kind!r}")
 
     # --- end, views ----------------------------------------------------------------------------------
+    def scores(self, state: MastermindState) -> list[int]:
+        return list(state.totals)
+
     def outcome(self, state: MastermindState) -> Optional[dict[str, Any]]:
         if state.phase != "over":
             return None

@@ -135,7 +135,7 @@ def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
     seat = _own_seat(state, player)
     if state.status == "waiting":
         raise illegal("the match has not started; abort it instead")
-    return _end(state, {"winner": 1 - seat, "reason": "resign", "scores": None}, at) + (None,)
+    return _end(state, {"winner": 1 - seat, "reason": "resign", "scores": state.rules.scores(state.board)}, at) + (None,)
 
 
 def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -143,7 +143,7 @@ def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
     _own_seat(state, player)
     if state.game_actions > 0:
         raise illegal("the first move has been made; a match can only be aborted before it (resign instead)")
-    return _end(state, {"winner": None, "reason": "aborted", "scores": None}, at) + (None,)
+    return _end(state, {"winner": None, "reason": "aborted", "scores": state.rules.scores(state.board)}, at) + (None,)
 
 
 def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -158,7 +158,7 @@ def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: s
     for seat in state.to_move():
         left = state.clock.left(seat, now, running=True)
         if left <= 0:
-            return _end(state, {"winner": 1 - seat, "reason": "timeout", "scores": None}, at) + (None,)
+            return _end(state, {"winner": 1 - seat, "reason": "timeout", "scores": state.rules.scores(state.board)}, at) + (None,)
     times = ", ".join(f"seat {s}: {state.clock.left(s, now, True) / 1000:.3f}s" for s in state.to_move())
     raise Rejected("not_timed_out", f"the seat to move still has time as of {at} ({times})")
 
@@ -297,6 +297,10 @@ def view(state: MatchState, seat: Optional[int] = None) -> dict[str, Any]:
     }
     data.update(game_view)
     return data
+
+
+LIFECYCLE_VIEW_KEYS = frozenset({"match_id", "game", "seats", "status", "seq", "to_move", "clock", "outcome",
+                                 "created_at", "started_at", "ended_at"})
 
 
 def render(state: MatchState) -> str:

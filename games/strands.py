@@ -246,9 +246,12 @@ class Strands(Game):
     def outcome(self, state: StrandsState) -> Optional[dict[str, Any]]:
         if not self._full(state):
             return None
-        black, white = state.group_sizes("B"), state.group_sizes("W")
-        return {"winner": compare_groups(black, white), "reason": "largest_group",
-                "scores": {"black": black, "white": white}}
+        scores = self.scores(state)
+        return {"winner": compare_groups(scores["black"], scores["white"]), "reason": "largest_group",
+                "scores": scores}
+
+    def scores(self, state: StrandsState) -> dict[str, list[int]]:
+        return {"black": state.group_sizes("B"), "white": state.group_sizes("W")}
 
     def view(self, state: StrandsState, seat: Optional[int]) -> dict[str, Any]:
         return {

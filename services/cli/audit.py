@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import orjson
+import typer
 
 from games.fold import encode
 from services.common.moves_log import read_topic, refold
@@ -90,3 +91,29 @@ def _brief(value: bytes) -> str:
     data = orjson.loads(value)
     keys = ("match_id", "status", "seq", "duplicate", "reason") if "status" in data else ("match_id", "outcome")
     return orjson.dumps({k: data.get(k) for k in keys}).decode()
+
+
+def audit_command(
+    match: Optional[str] = typer.Option(None, "--match", "-m", help="Audit only this match."),
+    all_matches: bool = typer.Option(False, "--all", help="Audit every match in the log (the default)."),
+    limit: int = typer.Option(50, help="List at most this many problems."),
+) -> None:
+    """Refold plylog.moves and compare with what the rules worker emitted.
+
+    Every move record must have its result (or dead letter), byte for byte what the offline fold
+    gives, and every finished match its outcome. Exits 1 if anything differs.
+    """
+    from services.common.settings import load
+
+    if match and all_matches:
+        raise typer.BadParameter("give --match ID or --all, not both")
+    report = audit(load(), match, limit)
+    for problem in report.problems:
+        typer.echo(f"  {problem}")
+    typer.echo(report.summary())
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)

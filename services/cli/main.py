@@ -21,6 +21,8 @@ COMMAND_MODULES = [
     "services.cli.stack",        # up, down, status, setup
     "services.cli.replay",       # replay
     "services.cli.schemas_cmd",  # schemas export
+    "services.cli.workers",      # worker rules|projector
+    "services.cli.audit",        # audit
 ]
 
 app = typer.Typer(

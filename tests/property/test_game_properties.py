@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from games import match as lifecycle
 from games.fold import Replayer, encode, read, step
-from games.match import MatchState
+from games.match import LIFECYCLE_VIEW_KEYS, MatchState
 from games.registry import GAME_MODULES
 from schemas.catalog import event_model
 from schemas.records import OutcomeRecord, ResultRecord
@@ -78,6 +78,8 @@ def test_random_playouts_end_and_fold_consistently(game, option_index, seed):
             rebuilt = lifecycle.count_game_action(rebuilt, seat, orjson.loads(raw)["at"])
         rebuilt = rebuilt.evolved(seq=state.seq, event_ids=state.event_ids)
         assert rebuilt == state
+        # The game's view never shadows what the lifecycle puts in every view.
+        assert not LIFECYCLE_VIEW_KEYS & set(state.rules.view(state.board, None))
         # Contract conformance; no private field leaves the fold.
         ResultRecord.model_validate(taken.result)
         for event in taken.result["events"]:

@@ -96,7 +96,8 @@ def test_resign_gives_the_other_seat_the_win_even_out_of_turn():
     match = new()
     match.ok("alice", OPEN)
     events = match.ok("alice", {"type": "resign"})
-    assert events == [{"type": "match_ended", "winner": 1, "reason": "resign", "scores": None, "at": match.view["ended_at"]}]
+    assert events == [{"type": "match_ended", "winner": 1, "reason": "resign",
+                       "scores": {"black": [1], "white": []}, "at": match.view["ended_at"]}]
     outcome = match.steps[-1].outcome
     assert outcome["rated"] is True and outcome["players"] == ["alice", "bob"] and outcome["seq"] == 3
     match.rejected("bob", OPEN, "match_over")
@@ -233,3 +234,14 @@ def test_result_records_follow_the_contract_shape():
     rejected = match.send("bob", OPEN).result
     assert rejected["events"] == [] and rejected["seq"] == 1 and rejected["view"]["seq"] == 1
     assert set(rejected["reason"]) == {"code", "message"}
+
+
+def test_an_outcome_the_game_did_not_decide_carries_the_games_scores_so_far():
+    match = Match()
+    match.create("mastermind", {"pegs": 3})
+    match.ok("alice", {"type": "set_code", "code": [0, 1, 2], "salt": "ab" * 8})
+    for _ in range(12):
+        match.ok("bob", {"type": "guess", "code": [5, 5, 5]})
+    assert match.view["totals"] == [0, 14]
+    events = match.ok("alice", {"type": "resign"})
+    assert events[0]["winner"] == 1 and events[0]["scores"] == [0, 14]
