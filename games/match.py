@@ -104,13 +104,7 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         "seats": list(create.seats), "options": options,
         "clock": create.clock.model_dump() if create.clock else None, "at": at,
     }
-    events = [created]
-    state = evolve(None, created)
-    if None not in state.seats:
-        started = _started(state, at)
-        events.append(started)
-        state = evolve(state, started)
-    return events, state
+    return _start_when_full([created], evolve(None, created), at)
 
 
 def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -121,13 +115,15 @@ def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
         raise illegal("no open seat: the match is full")
     seat = state.seats.index(None)
     joined: Event = {"type": "seat_joined", "seat": seat, "player": player}
-    events = [joined]
-    state = evolve(state, joined)
-    if None not in state.seats:
-        started = _started(state, at)
-        events.append(started)
-        state = evolve(state, started)
-    return events, state, None
+    return _start_when_full([joined], evolve(state, joined), at) + (None,)
+
+
+def _start_when_full(events: list[Event], state: MatchState, at: str) -> tuple[list[Event], MatchState]:
+    """The match starts (`match_started`) in the result that fills its last seat."""
+    if None in state.seats:
+        return events, state
+    started: Event = {"type": "match_started", "seats": list(state.seats), "at": at}
+    return events + [started], evolve(state, started)
 
 
 def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -192,10 +188,6 @@ def _charge(clock: Optional[ClockState], seat: int, now: int) -> Optional[ClockS
     remaining = list(clock.remaining_ms)
     remaining[seat] = clock.left(seat, now, running=True) + clock.increment_ms
     return clock.evolved(remaining_ms=tuple(remaining), since_ms=max(now, clock.since_ms or now))
-
-
-def _started(state: MatchState, at: str) -> Event:
-    return {"type": "match_started", "seats": list(state.seats), "at": at}
 
 
 def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
