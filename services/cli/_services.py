@@ -86,7 +86,8 @@ SERVICES: list[ServiceSpec] = [
         module="services.rules",
         instances=lambda opts: int(opts.get("rules_workers", 1)),
         scalable=True,
-        ready="alive:3",
+        ready="file",  # written once the worker has joined its group and recovered its table
+        ready_timeout=120.0,
         description="rules worker (Faust): plylog.moves -> plylog.results/outcomes",
     ),
     ServiceSpec(

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import faust
+import orjson
 
 from services.common.settings import Settings
 
@@ -97,6 +98,11 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             open(ready_file, "w").close()
 
     _seek_to_own_positions_after_every_assignment(app, table, topics.moves)
+
+    @app.timer(5.0)
+    async def write_metrics():
+        """The counters as JSON beside the worker's data, for `plylog status` and dashboards."""
+        (datadir / "metrics.json").write_bytes(orjson.dumps({"worker": worker_name, **counters.as_dict()}))
 
     @app.agent(moves, concurrency=1, name="fold_moves")
     async def fold_moves(stream):
