@@ -57,9 +57,11 @@ def partition_of(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
-def refold(records: list[Record], match_id: Optional[str] = None) -> Iterator[tuple[Record, Step]]:
-    """Fold move records exactly as the rules worker does, one Replayer per partition."""
-    replayers: dict[int, Replayer] = defaultdict(Replayer)
+def refold(records: list[Record], match_id: Optional[str] = None,
+           replayers: Optional[dict[int, Replayer]] = None) -> Iterator[tuple[Record, Step]]:
+    """Fold move records exactly as the rules worker does, one Replayer per partition
+    (pass `replayers` to continue folds made by an earlier call)."""
+    replayers = defaultdict(Replayer, replayers or {})
     for rec in records:
         if match_id is not None and rec.key != match_id.encode():
             continue

@@ -26,6 +26,9 @@ key                                   type    content
 {p}offsets:{consumer}                 hash    "{topic}:{partition}" -> next offset to read; written in the
                                               same MULTI/EXEC as the writes it covers
 {p}live:{id}                          pubsub  every result record of the match as it is applied (JSON)
+
+Not projected (the gateway's own working state, not derived from the records):
+{p}ratelimit:{player}                 hash    token bucket of the player's actions: tokens, updated (ms)
 """
 from __future__ import annotations
 
@@ -77,6 +80,17 @@ class Keys:
 
     def live(self, match_id: str) -> str:
         return f"{self.prefix}live:{match_id}"
+
+    @property
+    def live_pattern(self) -> str:
+        """Glob of every match's live channel (PSUBSCRIBE); `live_match_id` inverts a channel name."""
+        return f"{self.prefix}live:*"
+
+    def live_match_id(self, channel: str) -> str:
+        return channel[len(self.prefix) + len("live:"):]
+
+    def ratelimit(self, player: str) -> str:
+        return f"{self.prefix}ratelimit:{player}"
 
     @property
     def pattern(self) -> str:

@@ -1,0 +1,229 @@
+"""`plylog new | join | act | show | watch | play | leaderboard`: matches over the gateway's HTTP API."""
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Optional
+
+import orjson
+import typer
+
+from games.match import render
+
+from ._api import Api, PublicPosition
+from ._errors import CliError
+from ._moves import help_for, parse
+
+
+def _api() -> Api:
+    return Api()
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"--option {pair!r} is not KEY=VALUE", "e.g. --option layout=small-4 --option pegs=5")
+        try:
+            options[key] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            options[key] = raw  # a bare word is a string
+    return options
+
+
+def _parse_clock(text: Optional[str]) -> Optional[dict[str, float]]:
+    if text is None:
+        return None
+    initial, _, increment = text.partition("+")
+    try:
+        return {"initial_s": float(initial), "increment_s": float(increment or 0)}
+    except ValueError:
+        raise CliError(f"--clock {text!r} is not SECONDS[+INCREMENT]", "e.g. --clock 300+5") from None
+
+
+def new(
+    game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
+    option: list[str] = typer.Option([], "--option", "-o", help="A game option KEY=VALUE (JSON value or word); repeat."),
+    seat: list[str] = typer.Option([], "--seat", "-s",
+                                   help="Player of seat 0, then seat 1; `-` leaves a seat open. Default: you vs open."),
+    clock: Optional[str] = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
+) -> None:
+    """Create a match; prints its id and one seat token per named seat (keep them: they let you act)."""
+    import getpass
+
+    seats: list[Optional[str]] = [None if s == "-" else s for s in seat] or [getpass.getuser(), None]
+    if len(seats) != 2:
+        raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
+    body = {"game": game, "seats": seats, "options": _parse_options(option)}
+    if clock:
+        body["clock"] = _parse_clock(clock)
+    answer = _api().call("POST", "/v1/matches", json=body)
+    if as_json:
+        _print_json(answer)
+        return
+    typer.echo(f"match {answer['match_id']} ({game}) created")
+    for number, (player, token) in enumerate(zip(seats, answer.get("tokens", []))):
+        typer.echo(f"  seat {number}: {player or '(open: plylog join ' + answer['match_id'] + ' NAME)'}"
+                   + (f"\n    token {token}" if token else ""))
+    typer.echo(f"play: plylog play {answer['match_id']} --token TOKEN   watch: plylog watch {answer['match_id']}")
+
+
+def join(match: str = typer.Argument(..., help="The match id."),
+         player: str = typer.Argument(..., help="Your player id.")) -> None:
+    """Take the first open seat of a match; prints your seat token."""
+    answer = _api().call("POST", f"/v1/matches/{match}/join", json={"player": player})
+    if answer.get("status") == "pending":
+        raise CliError("the join was written but not answered in time", f"check with `plylog show {match}`")
+    typer.echo(f"{player} holds seat {answer['seat']} of {match}\n  token {answer['token']}")
+
+
+def act(match: str = typer.Argument(..., help="The match id."),
+        action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
+        token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
+        expected_seq: Optional[int] = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
+        no_wait: bool = typer.Option(False, "--no-wait", help="Do not wait for the result.")) -> None:
+    """Submit one action for your seat and print its result."""
+    try:
+        parsed = orjson.loads(action)
+    except orjson.JSONDecodeError as error:
+        raise CliError(f"ACTION is not JSON: {error}", 'quote it: \'{"type": "resign"}\'') from None
+    body = {"action": parsed, **({"expected_seq": expected_seq} if expected_seq is not None else {})}
+    answer = _api().call("POST", f"/v1/matches/{match}/actions", token=token, json=body,
+                         params={"wait": str(not no_wait).lower()})
+    _print_json(answer)
+    if answer.get("status") == "rejected":
+        raise typer.Exit(1)
+
+
+def show(match: str = typer.Argument(..., help="The match id."),
+         at: Optional[int] = typer.Option(None, "--at", help="Show the position at this seq (time travel)."),
+         as_json: bool = typer.Option(False, "--json", help="Print the public view as JSON instead.")) -> None:
+    """Draw a match as it is now, or as it was at --at SEQ."""
+    api = _api()
+    if as_json:
+        _print_json(api.call("GET", f"/v1/matches/{match}" + (f"/positions/{at}" if at is not None else "")))
+        return
+    entries = api.call("GET", f"/v1/matches/{match}/events")["results"]
+    if at is not None and not 1 <= at <= len(entries):
+        raise CliError(f"{match} has positions 1..{len(entries)}, not {at}")
+    typer.echo(render(PublicPosition.from_log(entries, at).state))
+
+
+def watch(match: str = typer.Argument(..., help="The match id."),
+          since: int = typer.Option(0, "--since", help="Start after this seq (0: from the beginning).")) -> None:
+    """Follow a match live, drawing each new position, until it ends (Ctrl-C to stop)."""
+    position = PublicPosition()
+    for event, data in _api().stream(match, since):
+        if event == "rejected":
+            typer.echo(f"  (rejected {data.get('player')}: {data['reason']['message']})")
+        elif event == "result" and position.apply(data):
+            typer.echo(render(position.state) + "\n")
+            if position.state.status == "over":
+                return
+
+
+def play(match: str = typer.Argument(..., help="The match id."),
+         token: list[str] = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN",
+                                         help="Your seat token (twice for hot-seat play).")) -> None:
+    """Play in the terminal: draws the board, asks for your move when it is your turn (short syntax
+    per game, shown at the prompt), and follows your opponent live."""
+    api = _api()
+    seats = {int(t.split(".")[1]): t for t in token if t.count(".") == 2 and t.split(".")[1] in ("0", "1")}
+    if not seats:
+        raise CliError("no usable --token (a token looks like MATCH.SEAT.SIGNATURE)", "use the token `plylog new` printed")
+    results: "queue.Queue[tuple[str, dict]]" = queue.Queue()
+    threading.Thread(target=lambda: [results.put(item) for item in api.stream(match)], daemon=True).start()
+    session = _PlaySession(api, match, seats)
+    session.run(results)
+
+
+class _PlaySession:
+    def __init__(self, api: Api, match: str, seats: dict[int, str]):
+        self.api, self.match, self.seats = api, match, seats
+        self.position = PublicPosition()
+        self.view: dict[str, Any] = {}
+
+    def run(self, results: "queue.Queue[tuple[str, dict]]") -> None:
+        shown = -1
+        while True:
+            self._drain(results, block=self.position.state is None or not self._my_turn())
+            state = self.position.state
+            if state is None:
+                continue
+            if self.position.seq != shown:
+                typer.echo("\n" + render(state))
+                shown = self.position.seq
+            if state.status == "over":
+                return
+            if self._my_turn():
+                self._ask()
+            else:
+                typer.echo(f"  waiting for the opponent ({', '.join(state.seats[s] or '?' for s in state.to_move())}) ...")
+                self._drain(results, block=True)
+
+    def _my_turn(self) -> bool:
+        state = self.position.state
+        return state is not None and any(seat in self.seats for seat in state.to_move())
+
+    def _drain(self, results: "queue.Queue[tuple[str, dict]]", block: bool) -> None:
+        try:
+            item = results.get(timeout=None if block else 0.05)
+            while True:
+                event, data = item
+                if event == "result" and self.position.apply(data):
+                    self.view = data.get("view") or self.view
+                item = results.get_nowait()
+        except queue.Empty:
+            return
+
+    def _ask(self) -> None:
+        state = self.position.state
+        seat = next(s for s in state.to_move() if s in self.seats)
+        prompt = f"{state.seats[seat]} (seat {seat}) > "
+        typer.echo(f"  your move — {help_for(state.game)}")
+        try:
+            line = input(prompt)
+        except EOFError:
+            raise typer.Exit(0) from None
+        try:
+            action = parse(state.game, line, {**self.view, "match_id": self.match})
+        except ValueError as error:
+            typer.echo(f"  ! {error}")
+            return
+        try:
+            answer = self.api.call("POST", f"/v1/matches/{self.match}/actions", token=self.seats[seat],
+                                   json={"action": action}, params={"wait": "true"})
+        except CliError as error:
+            typer.echo(f"  ! {error.cause}" + (f" ({error.hint})" if error.hint else ""))
+            return
+        if answer.get("status") == "rejected":
+            typer.echo(f"  ! rejected ({answer['reason']['code']}): {answer['reason']['message']}")
+        elif answer.get("status") == "accepted":
+            self.position.apply(answer)
+            self.view = answer.get("view") or self.view
+
+
+def leaderboard(game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
+                by: str = typer.Option("rating", "--by", help="rating, wins or played"),
+                limit: int = typer.Option(20, "--limit", "-n", help="How many players.")) -> None:
+    """The top players of a game."""
+    answer = _api().call("GET", f"/v1/leaderboards/{game}", params={"by": by, "limit": limit})
+    if not answer["entries"]:
+        typer.echo(f"no rated {game} matches yet")
+        return
+    typer.echo(f"{game}, by {by}:")
+    for entry in answer["entries"]:
+        value = entry[by]
+        typer.echo(f"  {entry['rank']:>3}. {entry['player']:<24} {value:.1f}" if isinstance(value, float)
+                   else f"  {entry['rank']:>3}. {entry['player']:<24} {value}")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (new, join, act, show, watch, play, leaderboard):
+        app.command(command.__name__)(command)

@@ -1,0 +1,155 @@
+"""The READ side of the projection: what the projector wrote into Redis (layout:
+`services.common.redis_keys`), as plain JSON-ready values.
+
+Used by the gateway (and anything else that serves views). Async (redis.asyncio); every
+method is one round trip (a pipeline or a MULTI where consistency matters) and never writes.
+Values are decoded here, once: JSON fields become objects, counters become ints.
+"""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Optional
+
+import orjson
+import redis.asyncio as aioredis
+
+from .redis_keys import LEADERBOARDS, MATCH_LISTS, Keys
+
+#: hash fields of `{p}match:{id}` that hold JSON
+_JSON_FIELDS = ("seats", "view", "outcome")
+_INT_FIELDS = ("seq",)
+#: the fields a match list shows per match (everything but the full view)
+SUMMARY_FIELDS = ("game", "status", "seq", "seats", "created_at", "started_at", "ended_at", "outcome")
+PLAYER_STATS = ("played", "wins", "losses", "draws", "rating", "rd", "volatility")
+ACTIVITY_FIELDS = ("started", "finished", "moves")
+TOTALS_FIELDS = ("started", "finished", "moves", "rejected")
+
+
+def _text(value: Any) -> Optional[str]:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _number(value: Any) -> int | float:
+    """A Redis counter or score as int when whole, else float (ratings)."""
+    number = float(_text(value))
+    return int(number) if number.is_integer() else number
+
+
+def _decode_match(fields: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in fields.items():
+        name, raw = _text(name), _text(raw)
+        if raw is None:
+            out[name] = None
+        elif name in _JSON_FIELDS:
+            out[name] = orjson.loads(raw) if raw else None
+        elif name in _INT_FIELDS:
+            out[name] = int(raw)
+        else:
+            out[name] = raw
+    return out
+
+
+class Projection:
+    """Read access to one installation's projection (one key prefix) in Redis."""
+
+    def __init__(self, client: aioredis.Redis, keys: Keys):
+        self.client = client
+        self.keys = keys
+
+    # --- matches -----------------------------------------------------------------------------------
+    async def match(self, match_id: str) -> Optional[dict[str, Any]]:
+        """The match hash (view, seats, status, seq, times, outcome), or None if unknown."""
+        fields = await self.client.hgetall(self.keys.match(match_id))
+        return _decode_match(fields) if fields else None
+
+    async def match_fields(self, match_id: str, *names: str) -> Optional[dict[str, Any]]:
+        """Some fields of the match hash (None if the match is unknown)."""
+        values = await self.client.hmget(self.keys.match(match_id), ["game", *names])
+        if values[0] is None:
+            return None
+        return _decode_match(dict(zip(["game", *names], values)))
+
+    async def log_since(self, match_id: str, after_seq: int = 0, limit: Optional[int] = None) -> list[dict[str, Any]]:
+        """Accepted results of the match with seq > after_seq, in seq order: each
+        {"seq", "event_id", "player", "at", "events"} (public events only)."""
+        start, num = (0, limit) if limit is not None else (None, None)
+        members = await self.client.zrangebyscore(self.keys.match_log(match_id), f"({after_seq}", "+inf",
+                                                  start=start, num=num)
+        return [orjson.loads(m) for m in members]
+
+    async def log_since_with_view(self, match_id: str, after_seq: int) -> tuple[list[dict[str, Any]], Optional[dict], int]:
+        """(log entries after `after_seq`, the current view, its seq) read atomically (MULTI), so the
+        view belongs to the last entry: the snapshot an SSE stream resumes from."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.zrangebyscore(self.keys.match_log(match_id), f"({after_seq}", "+inf")
+            pipe.hmget(self.keys.match(match_id), ["view", "seq"])
+            members, (view, seq) = await pipe.execute()
+        return ([orjson.loads(m) for m in members], orjson.loads(view) if view else None,
+                int(seq) if seq is not None else 0)
+
+    async def log_event_ids(self, match_id: str) -> list[str]:
+        """The event ids of the accepted results, in seq order (index 0 = seq 1)."""
+        return [entry["event_id"] for entry in await self.log_since(match_id, 0)]
+
+    async def match_list(self, which: str, game: Optional[str] = None, limit: int = 50,
+                         offset: int = 0) -> list[dict[str, Any]]:
+        """Newest first: open (waiting for a seat), active or recent (finished) matches."""
+        if which not in MATCH_LISTS:
+            raise ValueError(f"unknown match list {which!r}; one of {', '.join(MATCH_LISTS)}")
+        ids = await self.client.zrevrange(self.keys.matches(which, game), offset, offset + limit - 1,
+                                          withscores=True)
+        if not ids:
+            return []
+        async with self.client.pipeline(transaction=False) as pipe:
+            for match_id, _ in ids:
+                pipe.hmget(self.keys.match(_text(match_id)), list(SUMMARY_FIELDS))
+            rows = await pipe.execute()
+        out = []
+        for (match_id, score), values in zip(ids, rows):
+            if values[0] is None:
+                continue  # listed but its hash is gone (a rebuild in progress)
+            summary = _decode_match(dict(zip(SUMMARY_FIELDS, values)))
+            out.append({"match_id": _text(match_id), "updated_ms": int(score), **summary})
+        return out
+
+    # --- players, leaderboards, activity -------------------------------------------------------------
+    async def leaderboard(self, game: str, by: str = "rating", limit: int = 20) -> list[dict[str, Any]]:
+        if by not in LEADERBOARDS:
+            raise ValueError(f"unknown leaderboard {by!r}; one of {', '.join(LEADERBOARDS)}")
+        rows = await self.client.zrevrange(self.keys.leaderboard(game, by), 0, limit - 1, withscores=True)
+        return [{"rank": rank, "player": _text(player), by: _number(score)}
+                for rank, (player, score) in enumerate(rows, start=1)]
+
+    async def player(self, player: str) -> Optional[dict[str, dict[str, Any]]]:
+        """Per game: played, wins, losses, draws, rating, rd, volatility (None if never played)."""
+        fields = await self.client.hgetall(self.keys.player(player))
+        if not fields:
+            return None
+        games: dict[str, dict[str, Any]] = {}
+        for name, value in fields.items():
+            game, _, stat = _text(name).rpartition(":")
+            if game:
+                games.setdefault(game, {})[stat] = _number(value)
+        return games
+
+    async def activity(self, game: str, days: int = 14, today: Optional[date] = None) -> dict[str, Any]:
+        """The last `days` UTC days (oldest first, zeros included) and the all-time totals."""
+        today = today or datetime.now(timezone.utc).date()
+        dates = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
+        async with self.client.pipeline(transaction=False) as pipe:
+            for day in dates:
+                pipe.hmget(self.keys.activity(game, day), list(ACTIVITY_FIELDS))
+            pipe.hmget(self.keys.totals(game), list(TOTALS_FIELDS))
+            rows = await pipe.execute()
+        per_day = [{"day": day, **{f: int(v or 0) for f, v in zip(ACTIVITY_FIELDS, row)}}
+                   for day, row in zip(dates, rows)]
+        totals = {f: int(v or 0) for f, v in zip(TOTALS_FIELDS, rows[-1])}
+        return {"game": game, "days": per_day, "totals": totals}
+
+    # --- the timekeeper's queue ------------------------------------------------------------------
+    async def due_deadlines(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
+        """(match id, deadline ms) of running clocks that ran out by `now_ms`, earliest first."""
+        rows = await self.client.zrangebyscore(self.keys.deadlines, "-inf", now_ms, start=0, num=limit,
+                                               withscores=True)
+        return [(_text(match_id), int(score)) for match_id, score in rows]

@@ -1,0 +1,1 @@
+"""plylog's HTTP gateway: FastAPI app (`app.create_app`), run by `python -m services.gateway`."""

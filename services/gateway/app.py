@@ -1,0 +1,141 @@
+"""The gateway application: resources (Redis, Kafka producer, live hub, history, timekeeper)
+held in one `Gateway` object on `app.state.gateway`, started and stopped with the app."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import redis.asyncio as aioredis
+from aiokafka import AIOKafkaProducer
+from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from services.common.projection import Projection
+from services.common.redis_keys import Keys
+from services.common.settings import Settings
+
+from . import errors
+from .config import GatewayConfig
+from .history import MatchHistory
+from .live import LiveHub
+from .metrics import Metrics, MetricsMiddleware
+from .ratelimit import RateLimiter
+from .sse import ResultStream
+from .submit import Submitter
+from .timekeeper import Timekeeper
+from .tokens import SeatTokens
+
+log = logging.getLogger("plylog.gateway")
+STATIC_DIR = Path(__file__).parent / "static"
+PRODUCER_START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Gateway:
+    settings: Settings
+    config: GatewayConfig
+    metrics: Metrics = field(default_factory=Metrics)
+    redis: Optional[aioredis.Redis] = None
+    producer: Optional[AIOKafkaProducer] = None
+    projection: Optional[Projection] = None
+    hub: Optional[LiveHub] = None
+    submitter: Optional[Submitter] = None
+    history: Optional[MatchHistory] = None
+    limiter: Optional[RateLimiter] = None
+    stream: Optional[ResultStream] = None
+    tokens: Optional[SeatTokens] = None
+    tasks: list[asyncio.Task] = field(default_factory=list)
+
+    async def start(self) -> None:
+        s, c = self.settings, self.config
+        keys = Keys(c.redis_prefix)
+        self.tokens = SeatTokens(c.secret)
+        self.redis = aioredis.Redis.from_url(s.redis_url, socket_connect_timeout=5, health_check_interval=30)
+        self.projection = Projection(self.redis, keys)
+        self.hub = LiveHub(self.redis, keys)
+        self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
+        self.producer = await _start_producer(s.kafka_bootstrap)
+        self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
+        self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_event_ids)
+        self.limiter = RateLimiter(self.redis, keys, c.rate_per_s, c.rate_burst)
+        self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
+        if c.timekeeper_interval_s > 0:
+            keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)
+            self.tasks.append(asyncio.create_task(keeper.run(), name="timekeeper"))
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.hub.connected.wait(), 10)
+        log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f",
+                 s.kafka_bootstrap, s.topics.moves, s.redis_url, c.redis_prefix, c.rate_per_s, c.rate_burst)
+
+    async def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.producer is not None:
+            with contextlib.suppress(Exception):
+                await self.producer.stop()
+        if self.history is not None:
+            await asyncio.to_thread(self.history.close)
+        if self.redis is not None:
+            await self.redis.aclose()
+
+
+async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
+    """A started producer; retries while the broker is not up yet (e.g. right after `plylog up`)."""
+    deadline = asyncio.get_running_loop().time() + PRODUCER_START_TIMEOUT_S
+    while True:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=1,
+                                    enable_idempotence=True, request_timeout_ms=15000)
+        try:
+            await producer.start()
+            return producer
+        except Exception as error:  # noqa: BLE001
+            with contextlib.suppress(Exception):
+                await producer.stop()
+            if asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(f"cannot connect to Kafka at {bootstrap}: {error}") from error
+            log.warning("Kafka at %s not reachable yet (%s); retrying", bootstrap, error)
+            await asyncio.sleep(1.0)
+
+
+def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConfig] = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+    config = config or GatewayConfig.from_env(settings.home)
+    gateway = Gateway(settings, config)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        await gateway.start()
+        try:
+            yield
+        finally:
+            await gateway.stop()
+
+    app = FastAPI(
+        title="plylog gateway",
+        version="1",
+        description="Play, watch and replay plylog matches: seat tokens, live streams (SSE), time travel, "
+                    "leaderboards. Errors are JSON: `{\"error\": {\"code\", \"message\"}}`.",
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    errors.install(app)
+    app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
+    from .api import router
+
+    app.include_router(router)
+    if (STATIC_DIR / "index.html").is_file():
+        app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="web")
+    else:
+        @app.get("/", include_in_schema=False)
+        async def _root() -> RedirectResponse:
+            return RedirectResponse("/docs")
+    return app

@@ -1,0 +1,110 @@
+"""Run the gateway (and, for end-to-end tests, the rules worker and projector) as real processes
+on the test broker and Redis, and talk to it over HTTP."""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import httpx
+
+from services.cli._api import parse_sse
+from services.cli._proc import free_port
+from services.common.settings import Topics
+from tests.integration.harness import ServiceProcess
+
+SECRET = "test-secret-0123456789abcdef"
+
+
+def gateway_process(bootstrap: str, topics: Topics, redis_url: str, redis_prefix: str, home: Path,
+                    **env: str) -> tuple[ServiceProcess, str]:
+    port = free_port()
+    base = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
+            "PLYLOG_REDIS_PREFIX": redis_prefix, "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_SECRET": SECRET}
+    process = ServiceProcess("services.gateway", "gateway", {**base, **env}, home)
+    return process, f"http://127.0.0.1:{port}"
+
+
+def wait_healthy(process: ServiceProcess, url: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process.alive:
+            raise AssertionError(f"gateway exited ({process.process.returncode}):\n{process.tail()}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"gateway not healthy after {timeout}s:\n{process.tail()}")
+
+
+def unique_redis_prefix() -> str:
+    """Pub/sub channels are shared by every Redis database: a prefix of its own per test."""
+    return f"t{uuid.uuid4().hex[:8]}:"
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass
+class StreamReader:
+    """Reads a match's SSE stream in a thread; `results` are (event, data, id) as they come."""
+
+    url: str
+    match_id: str
+    last_event_id: Optional[int] = None
+    stop_after: Optional[int] = None  # close after this many `result` events
+    results: list[tuple[str, dict[str, Any], Optional[str]]] = field(default_factory=list)
+    raw: list[str] = field(default_factory=list)
+    error: Optional[BaseException] = None
+    _thread: Optional[threading.Thread] = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> "StreamReader":
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _lines(self, response: httpx.Response) -> Iterator[str]:
+        for line in response.iter_lines():
+            self.raw.append(line)
+            if self._stop.is_set():
+                return
+            yield line
+
+    def _run(self) -> None:
+        headers = {} if self.last_event_id is None else {"Last-Event-ID": str(self.last_event_id)}
+        try:
+            with httpx.stream("GET", f"{self.url}/v1/matches/{self.match_id}/stream", headers=headers,
+                              timeout=httpx.Timeout(10, read=60)) as response:
+                assert response.status_code == 200, response.read()
+                for event, data, event_id in parse_sse(self._lines(response)):
+                    self.results.append((event, data, event_id))
+                    accepted = sum(1 for e, _, _ in self.results if e == "result")
+                    if self.stop_after is not None and accepted >= self.stop_after or self._stop.is_set():
+                        return
+        except BaseException as error:  # noqa: BLE001 - reported by the test
+            self.error = error
+
+    def accepted_seqs(self) -> list[int]:
+        return [data["seq"] for event, data, _ in self.results if event == "result"]
+
+    def wait_for(self, condition, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition(self):
+                return
+            if self.error is not None:
+                raise AssertionError(f"stream failed: {self.error!r}")
+            time.sleep(0.05)
+        raise AssertionError(f"stream condition not met after {timeout}s; got seqs {self.accepted_seqs()}")
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=70)

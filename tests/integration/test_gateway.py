@@ -1,0 +1,189 @@
+"""The gateway process on the real broker and Redis, with the projection written by the test
+itself (no rules worker, no projector): auth and errors, rate limit, SSE resume without gaps,
+the timekeeper, metrics. End-to-end play through the whole stack is in tests/e2e."""
+from __future__ import annotations
+
+import time
+
+import httpx
+import orjson
+import pytest
+from kafka import KafkaConsumer
+
+from services.common.redis_keys import Keys
+from services.gateway.tokens import SeatTokens
+from tests.e2e.gateway_stack import SECRET, StreamReader, auth, gateway_process, unique_redis_prefix, wait_healthy
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+TOKENS = SeatTokens(SECRET.encode())
+
+
+@pytest.fixture
+def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
+    topics = contract_topics(partitions=2)
+    prefix = unique_redis_prefix()
+    process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, prefix, tmp_path,
+                                   PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_SSE_KEEPALIVE_S="0.3",
+                                   PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5")
+    process.start()
+    try:
+        wait_healthy(process, url)
+        yield _Gateway(url, Keys(prefix), redis_client, topics, kafka_bootstrap, process)
+    finally:
+        process.stop()
+
+
+class _Gateway:
+    def __init__(self, url, keys, redis, topics, bootstrap, process):
+        self.url, self.keys, self.redis, self.topics, self.bootstrap, self.process = url, keys, redis, topics, bootstrap, process
+        self.http = httpx.Client(base_url=url, timeout=10)
+
+    def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1, game: str = "strands") -> None:
+        """Write a match as the projector would (hash and log up to `seq`)."""
+        view = {"match_id": match_id, "game": game, "seats": list(seats), "status": "active", "seq": seq}
+        self.redis.hset(self.keys.match(match_id), mapping={
+            "game": game, "seq": seq, "status": "active", "seats": orjson.dumps(list(seats)),
+            "view": orjson.dumps(view), "created_at": "2026-11-29T22:00:00.000Z"})
+        for n in range(1, seq + 1):
+            self.append(match_id, n, publish=False)
+
+    def append(self, match_id: str, seq: int, publish: bool = True, store: bool = True) -> dict:
+        entry = {"seq": seq, "event_id": f"e{seq}", "player": "alice", "at": "2026-11-29T22:00:00.000Z",
+                 "events": [{"type": "marker", "n": seq}]}
+        if store:
+            self.redis.zadd(self.keys.match_log(match_id), {orjson.dumps(entry): seq})
+            self.redis.hset(self.keys.match(match_id), mapping={"seq": seq, "view": orjson.dumps({"seq": seq})})
+        result = {"v": 1, "match_id": match_id, "status": "accepted", "duplicate": False, "view": {"seq": seq},
+                  **entry}
+        if publish:
+            self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
+        return result
+
+
+def _error(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"]["code"] == code and body["error"]["message"], body
+
+
+def test_auth_and_error_answers(gateway):
+    gateway.project("m-auth")
+    gateway.project("m-other")
+    action = {"action": {"type": "resign"}}
+    path = "/v1/matches/m-auth/actions"
+    _error(gateway.http.post(path, json=action), 401, "unauthorized")
+    _error(gateway.http.post(path, json=action, headers=auth("m-auth.0.forged")), 401, "unauthorized")
+    _error(gateway.http.post(path, json=action, headers=auth(SeatTokens(b"another-secret-xyz").issue("m-auth", 0))),
+           401, "unauthorized")
+    _error(gateway.http.post(path, json=action, headers=auth(TOKENS.issue("m-other", 0))), 403, "forbidden")
+    _error(gateway.http.post(path, json={**action, "seat": 1}, headers=auth(TOKENS.issue("m-auth", 0))), 403, "forbidden")
+    _error(gateway.http.get("/v1/matches/m-auth/legal-actions?seat=0", headers=auth(TOKENS.issue("m-auth", 1))),
+           403, "forbidden")
+    _error(gateway.http.get("/v1/matches/m-auth/legal-actions"), 401, "unauthorized")
+    _error(gateway.http.post("/v1/matches/m-nope/actions", json=action, headers=auth(TOKENS.issue("m-nope", 0))),
+           404, "unknown_match")
+    _error(gateway.http.get("/v1/matches/m-nope"), 404, "unknown_match")
+    _error(gateway.http.get("/v1/matches/m-nope/stream"), 404, "unknown_match")
+    _error(gateway.http.post(path, json={"action": {"type": "resign"}, "bogus": 1}, headers=auth(TOKENS.issue("m-auth", 0))),
+           422, "malformed")
+    _error(gateway.http.post(path, json={"action": {"no": "type"}}, headers=auth(TOKENS.issue("m-auth", 0))),
+           422, "malformed")
+    _error(gateway.http.post(path, content=b"not json", headers={**auth(TOKENS.issue("m-auth", 0)),
+                                                                  "content-type": "application/json"}), 422, "malformed")
+    _error(gateway.http.post("/v1/matches", json={"game": "chess", "seats": ["a", "b"]}), 422, "malformed")
+    _error(gateway.http.get("/v1/leaderboards/chess"), 404, "unknown_game")
+    _error(gateway.http.get("/v1/players/nobody"), 404, "unknown_player")
+    # a valid token for the right match and seat gets through (202: written, not waited for)
+    ok = gateway.http.post(path, json=action, headers=auth(TOKENS.issue("m-auth", 0)))
+    assert ok.status_code == 202 and ok.json()["status"] == "submitted", ok.text
+    record = _moves(gateway, 1)[0]
+    assert record["player"] == "alice" and record["match_id"] == "m-auth" and record["action"] == {"type": "resign"}
+    assert record["event_id"] == ok.json()["event_id"] and record["at"].endswith("Z") and len(record["at"]) == 24
+
+
+def test_rate_limit_answers_429_with_retry_after(gateway):
+    gateway.project("m-rate")
+    headers = auth(TOKENS.issue("m-rate", 1))
+    codes = [gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}}, headers=headers)
+             for _ in range(6)]
+    assert [r.status_code for r in codes[:4]] == [202] * 4  # the burst
+    limited = codes[4]
+    _error(limited, 429, "rate_limited")
+    assert int(limited.headers["Retry-After"]) >= 1
+    time.sleep(1.0)  # 2 tokens/s refill
+    assert gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}},
+                             headers=headers).status_code == 202
+    # another player has a bucket of their own
+    assert gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}},
+                             headers=auth(TOKENS.issue("m-rate", 0))).status_code == 202
+    metrics = gateway.http.get("/metrics").text
+    assert "plylog_gateway_rate_limited_total 2.0" in metrics
+    assert 'plylog_gateway_requests_total{method="POST",route="/v1/matches/{match_id}/actions",status="429"} 2.0' in metrics
+
+
+def test_stream_resumes_with_last_event_id_without_gaps_or_repeats(gateway):
+    gateway.project("m-sse", seq=3)
+    first = StreamReader(gateway.url, "m-sse", stop_after=5).start()
+    first.wait_for(lambda r: r.accepted_seqs() == [1, 2, 3])
+    assert first.results[-1][1]["view"] == {"seq": 3}  # the newest backlog entry carries the current view
+    assert first.results[0][1]["view"] is None
+    gateway.append("m-sse", 4)
+    gateway.append("m-sse", 4)  # a redelivered result: sent once
+    gateway.append("m-sse", 5)
+    first.wait_for(lambda r: len(r.accepted_seqs()) >= 5)
+    first.close()
+    assert first.accepted_seqs() == [1, 2, 3, 4, 5]
+    # results applied while the client is away, a rejected one, and a live gap the stream fills from the log
+    for seq in (6, 7):
+        gateway.append("m-sse", seq)
+    resumed = StreamReader(gateway.url, "m-sse", last_event_id=5).start()
+    resumed.wait_for(lambda r: r.accepted_seqs() == [6, 7])
+    gateway.redis.publish(gateway.keys.live("m-sse"), orjson.dumps(
+        {"v": 1, "match_id": "m-sse", "status": "rejected", "seq": 7, "event_id": "bad", "reason": {"code": "illegal"}}))
+    gateway.append("m-sse", 8, publish=False)  # stored, announcement lost
+    gateway.append("m-sse", 9)
+    resumed.wait_for(lambda r: len(r.accepted_seqs()) >= 4)
+    time.sleep(0.5)
+    resumed.close()
+    assert resumed.accepted_seqs() == [6, 7, 8, 9]
+    assert [e for e, _, _ in resumed.results if e == "rejected"] == ["rejected"]
+    assert [i for e, _, i in resumed.results if e == "result"] == ["6", "7", "8", "9"]
+    assert ": keep-alive" in resumed.raw
+
+
+def test_timekeeper_claims_run_out_clocks(gateway):
+    gateway.project("m-clock")
+    gateway.redis.zadd(gateway.keys.deadlines, {"m-clock": int(time.time() * 1000) - 50,
+                                                "m-later": int(time.time() * 1000) + 600_000})
+    claims = _moves(gateway, 1)
+    assert [(c["match_id"], c["player"], c["action"]) for c in claims] == \
+        [("m-clock", "plylog-timekeeper", {"type": "claim_timeout"})]
+    time.sleep(1.0)  # still listed (no projector here): not claimed again before RECLAIM_S
+    assert len(_moves(gateway, 1, timeout=0.5)) == 1
+
+
+def test_wait_without_result_answers_202_and_healthz_metrics(gateway):
+    gateway.project("m-wait")
+    answer = gateway.http.post("/v1/matches/m-wait/actions?wait=true", json={"action": {"type": "resign"}},
+                               headers=auth(TOKENS.issue("m-wait", 0)))
+    assert answer.status_code == 202 and answer.json()["status"] == "pending"
+    assert gateway.http.get("/healthz").json() == {"status": "ok", "redis": "ok", "kafka": "ok", "live": "ok"}
+    assert "plylog_gateway_wait_timeouts_total 1.0" in gateway.http.get("/metrics").text
+    assert gateway.http.get("/openapi.json").json()["info"]["title"] == "plylog gateway"
+
+
+def _moves(gateway, expect: int, timeout: float = 15.0) -> list[dict]:
+    consumer = KafkaConsumer(gateway.topics.moves, bootstrap_servers=gateway.bootstrap, group_id=None,
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    got: list[dict] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and len(got) < expect:
+            for batch in consumer.poll(timeout_ms=300).values():
+                got.extend(orjson.loads(m.value) for m in batch)
+        if len(got) >= expect:  # anything more arriving shortly after is also reported
+            for batch in consumer.poll(timeout_ms=300).values():
+                got.extend(orjson.loads(m.value) for m in batch)
+    finally:
+        consumer.close()
+    return got
