@@ -93,7 +93,7 @@ SERVICES: list[ServiceSpec] = [
     ServiceSpec(
         name="projector",
         module="services.projector",
-        ready="alive:3",
+        ready="file",  # written once the projector has its partitions and has sought to the offsets in Redis
         description="projector: plylog.results/outcomes -> Redis views",
     ),
     ServiceSpec(

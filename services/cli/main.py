@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "services.cli.schemas_cmd",  # schemas export
     "services.cli.workers",      # worker rules|projector
     "services.cli.audit",        # audit
+    "services.cli.projector_cmd",  # rebuild
     "services.cli.play",         # new, join, act, show, watch, play, leaderboard (over HTTP)
 ]
 

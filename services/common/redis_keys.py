@@ -8,26 +8,41 @@ topics gives identical keys and values.
 
 key                                   type    content
 ------------------------------------  ------  -------------------------------------------------------
-{p}match:{id}                         hash    seq, status, game, seats (JSON), view (JSON, public),
-                                              created_at, started_at, ended_at, outcome (JSON)
+{p}match:{id}                         hash    seq, status (waiting|active|over), game, seats (JSON),
+                                              view (JSON, the public view of the result with the highest
+                                              seq), updated_at (`at` of that result), created_at,
+                                              started_at, ended_at, outcome (JSON); absent = null
 {p}match:{id}:log                     zset    score = seq, member = JSON {"seq","event_id","player","at",
                                               "events"} of each accepted result (time travel, SSE resume)
+{p}match:{id}:outcome                 string  JSON {"match_id","game","players","outcome","rated","ratings"}
+                                              once the outcome record is applied; "ratings" (rated only)
+                                              = [{"player","before","after"}], each {"rating","rd","volatility"}
 {p}matches:active                     zset    match ids of started, unfinished matches; score = last update (ms)
 {p}matches:open                       zset    matches waiting for a seat; score = created (ms)
-{p}matches:recent                     zset    finished matches; score = ended (ms)
+{p}matches:recent                     zset    finished matches, the latest 1000; score = ended (ms)
 {p}matches:{game}:active|open|recent  zset    the same, per game
 {p}deadlines                          zset    running clocks: member = match id, score = the epoch ms at
-                                              which the seat to move runs out (the timekeeper's queue)
+                                              which the seat to move runs out (view clock: since_ms +
+                                              remaining_ms of the seat to move, the earliest if several);
+                                              absent when no clock runs or the match is over
 {p}player:{player}                    hash    per game: {game}:played, :wins, :losses, :draws, :rating,
-                                              :rd, :volatility (rated matches only count for rating)
-{p}lb:{game}:rating|wins|played       zset    leaderboards: member = player, score = the value
-{p}activity:{game}:{YYYY-MM-DD}       hash    started, finished, moves (accepted game results that day, UTC)
-{p}totals:{game}                      hash    started, finished, moves, rejected
-{p}offsets:{consumer}                 hash    "{topic}:{partition}" -> next offset to read; written in the
-                                              same MULTI/EXEC as the writes it covers
-{p}live:{id}                          pubsub  every result record of the match as it is applied (JSON)
+                                              :rd, :volatility (floats as Python repr); rated matches only
+                                              (not aborted, not hot seat); absent = never played rated
+{p}lb:{game}:rating|wins|played       zset    leaderboards: member = player, score = the value; every
+                                              rated player (TOP 20 = ZREVRANGE 0 19 WITHSCORES)
+{p}activity:{game}:{YYYY-MM-DD}       hash    started, finished, moves: accepted results that day (UTC day
+                                              of `at`) with match_started / match_ended / a game event
+{p}totals:{game}                      hash    started, finished, moves over all days
+{p}offsets:{consumer}                 hash    "{topic}:{partition}" -> next offset to read; written by the
+                                              same atomic script as the writes it covers
+{p}live:{id}                          pubsub  every result record of the match (accepted, duplicate,
+                                              rejected; the wire bytes) published by the script that
+                                              applies it, so a subscriber sees only applied results
 
-Not projected (the gateway's own working state, not derived from the records):
+Ratings: Glicko-2, one rating period per rated outcome (see services/projector/glicko2.py).
+
+Not projected (the gateway's own working state, not derived from the records; `plylog rebuild`
+and the projection dump leave these families alone, see NOT_PROJECTED):
 {p}ratelimit:{player}                 hash    token bucket of the player's actions: tokens, updated (ms)
 """
 from __future__ import annotations
@@ -38,6 +53,8 @@ from dataclasses import dataclass
 DEFAULT_PREFIX = "plylog:"
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
+#: key families under the prefix that are not derived from the records (list every one here)
+NOT_PROJECTED = ("ratelimit:",)
 
 
 def prefix_from_env() -> str:
@@ -78,6 +95,9 @@ class Keys:
     def offsets(self, consumer: str) -> str:
         return f"{self.prefix}offsets:{consumer}"
 
+    def match_outcome(self, match_id: str) -> str:
+        return f"{self.prefix}match:{match_id}:outcome"
+
     def live(self, match_id: str) -> str:
         return f"{self.prefix}live:{match_id}"
 
@@ -94,5 +114,14 @@ class Keys:
 
     @property
     def pattern(self) -> str:
-        """Glob matching every key of this projection (for dumps and rebuilds)."""
+        """Glob matching every key under the prefix (filter with `projected`)."""
         return f"{self.prefix}*"
+
+    @property
+    def not_projected(self) -> tuple[str, ...]:
+        """Prefixes of the key families that are not part of the projection."""
+        return tuple(self.prefix + family for family in NOT_PROJECTED)
+
+    def projected(self, key: str) -> bool:
+        """True for a key of the projection (under the prefix and not in NOT_PROJECTED)."""
+        return key.startswith(self.prefix) and not key.startswith(self.not_projected)

@@ -1,0 +1,72 @@
+"""`python -m services.projector`: run one projector (plylog.results + plylog.outcomes -> Redis).
+
+Instances with the same --consumer (and topic prefix) form one Kafka consumer group and share
+the partitions; each keeps its place in Redis (`<redis prefix>offsets:<consumer>`), written
+atomically with the projection. Settings come from the environment: KAFKA_BOOTSTRAP_SERVERS,
+REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_REDIS_PREFIX (see the README, "Redis layout").
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+import redis
+
+from services.common import kafka_admin
+from services.common.redis_keys import Keys, prefix_from_env
+from services.common.settings import load
+
+from .runner import DEFAULT_BATCH, Projection, run_group
+from .store import Store, client_name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plylog worker projector", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--name", default=f"projector-{os.environ.get('PLYLOG_INSTANCE', '1')}",
+                        help="instance name: its static group membership and log lines (distinct per instance)")
+    parser.add_argument("--consumer", default="projector",
+                        help="consumer name: the offsets key in Redis and the Kafka group <topic prefix><consumer>")
+    parser.add_argument("--group", default=None, help="Kafka consumer group (default <topic prefix><consumer>)")
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="records per Redis transaction at most")
+    parser.add_argument("--no-publish", action="store_true", help="do not announce results on {p}live:{match}")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("kafka").setLevel(logging.WARNING)
+    settings = load()
+    topics, keys = settings.topics, Keys(prefix_from_env())
+    problem = _check_topics(settings.kafka_bootstrap, topics.results, topics.outcomes)
+    if problem:
+        print(f"plylog projector: {problem}", file=sys.stderr)
+        return 2
+    client = redis.Redis.from_url(settings.redis_url, client_name=client_name("projector", keys.prefix, args.name))
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        print(f"plylog projector: Redis at {settings.redis_url} does not answer: {error}\n"
+              f"  is it up? (`plylog status`, `plylog up`)", file=sys.stderr)
+        return 2
+    ready = os.environ.get("PLYLOG_READY_FILE")
+    projection = Projection(Store(client, keys, args.consumer), topics, publish=not args.no_publish)
+    run_group(projection, settings.kafka_bootstrap, args.group or f"{topics.prefix}{args.consumer}", args.name,
+              batch=args.batch, ready_file=Path(ready) if ready else None)
+    return 0
+
+
+def _check_topics(bootstrap: str, results: str, outcomes: str) -> str:
+    try:
+        counts = kafka_admin.partition_counts(bootstrap, [results, outcomes], timeout=30)
+    except Exception as error:  # the broker is the one thing we cannot work without
+        return f"cannot read topic metadata from {bootstrap}: {error}\n  is the broker up? (`plylog status`, `plylog up`)"
+    missing = [name for name, count in counts.items() if not count]
+    if missing:
+        return f"topic(s) {', '.join(missing)} do not exist at {bootstrap} (`plylog up` creates them)"
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""The projector's pure core: a batch of consumed records -> the Redis commands that apply it.
+
+No Redis, no Kafka here. The runner reads what deciding needs (`needs` -> `Known`: the stored
+seq of each match, which outcomes were applied, the players' standings), calls `plan`, and
+runs the commands in one atomic script together with the new consumer offsets.
+
+- An accepted result is applied once per (match_id, seq): only when its seq is newer than the
+  stored one (a repeat, a `duplicate` answer or a rejected result changes nothing but is
+  still announced on the match's live channel).
+- An outcome is applied once per match_id (the `{p}match:{id}:outcome` key marks it).
+- Every value comes from the records (times from `at`), so a rebuild gives the same bytes.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Optional
+
+import orjson
+
+from games.timeutil import to_ms
+from services.common.redis_keys import Keys
+
+from .glicko2 import NEW_PLAYER, Rating, rate_match
+
+log = logging.getLogger("plylog.projector")
+
+LIFECYCLE_EVENTS = frozenset({"match_created", "seat_joined", "match_started", "match_ended"})
+RECENT_LIMIT = 1000  # finished matches kept in each `matches:...recent` list (the latest by ended time)
+LIST_OF_STATUS = {"waiting": "open", "active": "active", "over": "recent"}
+Command = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """One Kafka record as the runner hands it over."""
+
+    topic: str
+    partition: int
+    offset: int
+    value: Optional[bytes]
+
+
+@dataclass(frozen=True)
+class Item:
+    """A decoded record: kind is "result", "outcome" or "unreadable" (then `why` says why)."""
+
+    consumed: Consumed
+    kind: str
+    data: Optional[dict] = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A player's record in one game."""
+
+    played: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    rating: Rating = NEW_PLAYER
+
+    FIELDS = ("played", "wins", "losses", "draws", "rating", "rd", "volatility")
+
+    @classmethod
+    def from_values(cls, values: list) -> "Standing":
+        """From HMGET of `player_fields(game)` (None where missing)."""
+        if values[0] is None:
+            return cls()
+        played, wins, losses, draws = (int(v) for v in values[:4])
+        return cls(played, wins, losses, draws, Rating(float(values[4]), float(values[5]), float(values[6])))
+
+    def values(self) -> list[str]:
+        r = self.rating
+        return [str(self.played), str(self.wins), str(self.losses), str(self.draws),
+                repr(r.rating), repr(r.rd), repr(r.volatility)]
+
+
+def player_fields(game: str) -> list[str]:
+    return [f"{game}:{name}" for name in Standing.FIELDS]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What must be read from Redis before a batch can be planned."""
+
+    matches: frozenset[str]
+    outcomes: frozenset[str]
+    standings: frozenset[tuple[str, str]]  # (player, game)
+
+
+@dataclass
+class Known:
+    """What Redis holds of it (updated in place while planning, so it stays true for the batch)."""
+
+    seqs: dict[str, int] = field(default_factory=dict)  # match id -> stored seq (absent: 0)
+    outcomes_applied: set[str] = field(default_factory=set)
+    standings: dict[tuple[str, str], Standing] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    commands: list[Command]
+    counts: Counter
+
+
+# --- decoding -------------------------------------------------------------------------------------
+def decode(records: Iterable[Consumed], outcomes_topic: str) -> list[Item]:
+    items = []
+    for consumed in records:
+        kind = "outcome" if consumed.topic == outcomes_topic else "result"
+        try:
+            data = orjson.loads(consumed.value) if consumed.value is not None else None
+        except orjson.JSONDecodeError as error:
+            items.append(Item(consumed, "unreadable", why=f"not JSON: {error}"))
+            continue
+        problem = (_result_problem if kind == "result" else _outcome_problem)(data)
+        items.append(Item(consumed, "unreadable", why=problem) if problem else Item(consumed, kind, data))
+    return items
+
+
+def _result_problem(data: Any) -> str:
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("status") not in ("accepted", "rejected") or not isinstance(data.get("seq"), int):
+        return "no status accepted|rejected and integer seq"
+    if data["status"] == "accepted" and not data.get("duplicate"):
+        view = data.get("view")
+        if not isinstance(data.get("match_id"), str) or not isinstance(data.get("at"), str) \
+                or not isinstance(data.get("events"), list):
+            return "an accepted result needs match_id, at and events"
+        if not isinstance(view, dict) or not isinstance(view.get("game"), str) \
+                or view.get("status") not in LIST_OF_STATUS:
+            return "an accepted result needs a view with game and status"
+    return ""
+
+
+def _outcome_problem(data: Any) -> str:
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    players, outcome = data.get("players"), data.get("outcome")
+    if not isinstance(data.get("match_id"), str) or not isinstance(data.get("game"), str):
+        return "no match_id and game"
+    if not isinstance(players, list) or len(players) != 2 or not isinstance(outcome, dict) \
+            or outcome.get("winner") not in (0, 1, None):
+        return "needs two players and an outcome with winner 0, 1 or null"
+    return ""
+
+
+def fresh(data: dict) -> bool:
+    """An accepted result that is not a `duplicate` answer: the only kind that changes a match."""
+    return data["status"] == "accepted" and not data.get("duplicate")
+
+
+def needs(items: Iterable[Item]) -> Needs:
+    matches, outcomes, standings = set(), set(), set()
+    for item in items:
+        if item.kind == "result" and fresh(item.data):
+            matches.add(item.data["match_id"])
+        elif item.kind == "outcome":
+            outcomes.add(item.data["match_id"])
+            standings.update((p, item.data["game"]) for p in item.data["players"] if isinstance(p, str))
+    return Needs(frozenset(matches), frozenset(outcomes), frozenset(standings))
+
+
+# --- planning -------------------------------------------------------------------------------------
+@dataclass
+class _Writes:
+    """The batch's effect, coalesced: only a match's last view is written, counters are summed."""
+
+    matches: dict[str, dict[str, str]] = field(default_factory=dict)
+    placements: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # id -> (game, list, score)
+    deadlines: dict[str, Optional[int]] = field(default_factory=dict)
+    log: list[tuple[str, int, bytes]] = field(default_factory=list)
+    counters: Counter = field(default_factory=Counter)  # (key, field) -> increment
+    standings: dict[tuple[str, str], Standing] = field(default_factory=dict)
+    outcomes: dict[str, bytes] = field(default_factory=dict)
+    announcements: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) -> Plan:
+    """The commands that apply `items` on top of `known`; `known` is updated as it goes."""
+    writes, counts = _Writes(), Counter()
+    for item in items:
+        kind = item.kind
+        if kind != "unreadable":
+            try:
+                verdict = (_apply_result if kind == "result" else _apply_outcome)(writes, item.data, known, keys)
+            except (KeyError, TypeError, ValueError, IndexError) as error:  # a record we cannot use
+                item = Item(item.consumed, "unreadable", why=f"{type(error).__name__}: {error}")
+            else:
+                counts[verdict] += 1
+                if kind == "result" and publish and isinstance(item.data.get("match_id"), str):
+                    writes.announcements.append((keys.live(item.data["match_id"]), item.consumed.value))
+        counts[item.kind] += 1
+        if item.kind == "unreadable":
+            c = item.consumed
+            log.warning("skipping unreadable record %s[%d]@%d: %s", c.topic, c.partition, c.offset, item.why)
+    return Plan(_commands(writes, keys), counts)
+
+
+def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys) -> str:
+    """Everything is computed before anything is written, so a bad record changes nothing."""
+    if result["status"] == "rejected":
+        return "rejected"
+    if result.get("duplicate"):
+        return "duplicates"
+    match_id, seq = result["match_id"], result["seq"]
+    stored = known.seqs.get(match_id, 0)
+    if seq <= stored:
+        return "stale"
+    view, at_ms = result["view"], to_ms(result["at"])
+    game, status = view["game"], view["status"]
+    fields, entry = match_fields(result), log_entry(result)
+    placement, due = (game, LIST_OF_STATUS[status], list_score(view, at_ms)), deadline(view)
+    counted = activity(result["events"])
+    day = utc_day(at_ms)
+    if seq != stored + 1:
+        log.warning("match %s: result seq %d follows stored seq %d (results are missing)", match_id, seq, stored)
+    known.seqs[match_id] = seq
+    w.matches[match_id] = fields
+    w.log.append((match_id, seq, entry))
+    w.placements[match_id] = placement
+    w.deadlines[match_id] = due
+    for name, increment in counted.items():
+        w.counters[(keys.activity(game, day), name)] += increment
+        w.counters[(keys.totals(game), name)] += increment
+    return "applied"
+
+
+def match_fields(result: dict) -> dict[str, str]:
+    view = result["view"]
+    fields = {"seq": str(result["seq"]), "status": view["status"], "game": view["game"],
+              "seats": orjson.dumps(view.get("seats")).decode(), "view": orjson.dumps(view).decode(),
+              "updated_at": result["at"]}
+    for name in ("created_at", "started_at", "ended_at"):
+        if view.get(name) is not None:
+            fields[name] = view[name]
+    if view.get("outcome") is not None:
+        fields["outcome"] = orjson.dumps(view["outcome"]).decode()
+    return fields
+
+
+def log_entry(result: dict) -> bytes:
+    return orjson.dumps({"seq": result["seq"], "event_id": result["event_id"], "player": result["player"],
+                         "at": result["at"], "events": result["events"]})
+
+
+def list_score(view: dict, at_ms: int) -> int:
+    """open: created; active: this (latest) update; recent: ended."""
+    status = view["status"]
+    if status == "waiting" and view.get("created_at"):
+        return to_ms(view["created_at"])
+    if status == "over" and view.get("ended_at"):
+        return to_ms(view["ended_at"])
+    return at_ms
+
+
+def deadline(view: dict) -> Optional[int]:
+    """Epoch ms at which the seat to move runs out of time; None when no clock runs."""
+    clock = view.get("clock")
+    if view["status"] != "active" or not clock or clock.get("since_ms") is None or not view.get("to_move"):
+        return None
+    return clock["since_ms"] + min(clock["remaining_ms"][seat] for seat in view["to_move"])
+
+
+def activity(events: list) -> Counter:
+    """started / finished / moves (an accepted game action: any event beyond the lifecycle)."""
+    counts = Counter()
+    types = [e.get("type") for e in events if isinstance(e, dict)]
+    if "match_started" in types:
+        counts["started"] += 1
+    if "match_ended" in types:
+        counts["finished"] += 1
+    if any(t not in LIFECYCLE_EVENTS for t in types):
+        counts["moves"] += 1
+    return counts
+
+
+def utc_day(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def _apply_outcome(w: _Writes, outcome: dict, known: Known, keys: Keys) -> str:
+    match_id, game, players = outcome["match_id"], outcome["game"], outcome["players"]
+    if match_id in known.outcomes_applied:
+        return "outcomes_repeated"
+    mark = {"match_id": match_id, "game": game, "players": players, "outcome": outcome["outcome"],
+            "rated": bool(outcome.get("rated")), "ratings": None}
+    after: list[Standing] = []
+    if rated(outcome):
+        before = [known.standings.get((p, game), Standing()) for p in players]
+        after = scored(before, outcome["outcome"]["winner"])
+        mark["ratings"] = [{"player": p, "before": asdict(b.rating), "after": asdict(a.rating)}
+                           for p, b, a in zip(players, before, after)]
+    encoded = orjson.dumps(mark)
+    known.outcomes_applied.add(match_id)
+    for player, standing in zip(players, after):
+        known.standings[(player, game)] = w.standings[(player, game)] = standing
+    w.outcomes[match_id] = encoded
+    return "rated" if after else "unrated"
+
+
+def rated(outcome: dict) -> bool:
+    """Rated matches only count: two distinct players, not aborted (the rules worker's `rated`)."""
+    players = outcome["players"]
+    return bool(outcome.get("rated")) and all(isinstance(p, str) for p in players) and players[0] != players[1]
+
+
+def scored(before: list[Standing], winner: Optional[int]) -> list[Standing]:
+    """Both standings after a rated match (winner: seat or None for a draw)."""
+    ratings = rate_match(before[0].rating, before[1].rating, winner)
+    return [Standing(s.played + 1, s.wins + (winner == seat), s.losses + (winner == 1 - seat),
+                     s.draws + (winner is None), ratings[seat]) for seat, s in enumerate(before)]
+
+
+# --- commands -------------------------------------------------------------------------------------
+def _commands(w: _Writes, keys: Keys) -> list[Command]:
+    out: list[Command] = []
+    for match_id, fields in w.matches.items():
+        out.append(("HSET", keys.match(match_id), *_flat(fields.items())))
+    for match_id, seq, entry in w.log:
+        out.append(("ZADD", keys.match_log(match_id), seq, entry))
+    trimmed = set()
+    for match_id, (game, listed, score) in w.placements.items():
+        for scope in (None, game):
+            for which in ("open", "active", "recent"):
+                key = keys.matches(which, scope)
+                out.append(("ZADD", key, score, match_id) if which == listed else ("ZREM", key, match_id))
+            if listed == "recent":
+                trimmed.add(keys.matches("recent", scope))
+    for key in sorted(trimmed):
+        out.append(("ZREMRANGEBYRANK", key, 0, -RECENT_LIMIT - 1))
+    for match_id, at_ms in w.deadlines.items():
+        out.append(("ZREM", keys.deadlines, match_id) if at_ms is None else ("ZADD", keys.deadlines, at_ms, match_id))
+    for (key, name), increment in w.counters.items():
+        out.append(("HINCRBY", key, name, increment))
+    for (player, game), standing in w.standings.items():
+        out.append(("HSET", keys.player(player), *_flat(zip(player_fields(game), standing.values()))))
+        out.append(("ZADD", keys.leaderboard(game, "rating"), repr(standing.rating.rating), player))
+        out.append(("ZADD", keys.leaderboard(game, "wins"), standing.wins, player))
+        out.append(("ZADD", keys.leaderboard(game, "played"), standing.played, player))
+    for match_id, mark in w.outcomes.items():
+        out.append(("SET", keys.match_outcome(match_id), mark))
+    for channel, raw in w.announcements:
+        out.append(("PUBLISH", channel, raw))
+    return out
+
+
+def _flat(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    return [x for pair in pairs for x in pair]

@@ -1,0 +1,236 @@
+"""The projector's loops: consume results and outcomes, plan each batch, apply it with its offsets.
+
+`Projection` is what both loops share: this worker's idea of the stored offsets of the
+partitions it owns, and `apply(records)` -> one atomic script per batch. The offsets in Redis
+are the truth: after every partition assignment, and whenever a batch finds them moved
+(another worker, a wipe), the worker reads them again and seeks there; Kafka's committed
+offsets are never used.
+
+- `run_group`: the service. A kafka-python consumer in the group `<topic prefix><consumer>`
+  (static membership per instance name), auto commit off; several instances share the
+  partitions (outcomes has one partition, so exactly one instance folds ratings).
+- `catch_up`: `plylog rebuild`. Manual assignment of every partition, from the stored offsets
+  (none after a wipe) to the end offsets seen at the start, then it returns.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+import redis
+from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+from services.common.redis_keys import Keys
+from services.common.settings import Topics
+
+from .plan import Consumed, decode, needs, plan
+from .store import Conflict, Store, offset_field
+
+log = logging.getLogger("plylog.projector")
+
+DEFAULT_BATCH = 2000
+
+
+class ProjectionMoved(RuntimeError):
+    """Another writer changed the stored offsets while `catch_up` ran."""
+
+
+@dataclass
+class Totals:
+    records: int = 0
+    batches: int = 0
+    seconds: float = 0.0
+    counts: Counter = field(default_factory=Counter)
+
+    def rate(self) -> float:
+        return self.records / self.seconds if self.seconds else 0.0
+
+
+class Projection:
+    """Applies batches for the partitions this worker owns, fenced by the stored offsets."""
+
+    def __init__(self, store: Store, topics: Topics, publish: bool = True):
+        self.store = store
+        self.topics = topics
+        self.publish = publish
+        self.positions: dict[TopicPartition, Optional[int]] = {}  # next offset as stored (None: none stored)
+        self.totals = Totals()
+
+    def own(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Optional[int]]:
+        """Take partitions over at their stored offsets; returns them (the caller seeks)."""
+        partitions = list(partitions)
+        stored = self.store.stored_offsets([offset_field(tp.topic, tp.partition) for tp in partitions])
+        for tp in partitions:
+            self.positions[tp] = stored[offset_field(tp.topic, tp.partition)]
+        return {tp: self.positions[tp] for tp in partitions}
+
+    def disown(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self.positions.pop(tp, None)
+
+    def apply(self, polled: dict[TopicPartition, list]) -> Optional[Conflict]:
+        """Apply one poll's records (per partition in offset order). None when done, or the
+        Conflict when the stored offsets were not ours (nothing written: re-own and seek)."""
+        started = time.perf_counter()
+        records: list[Consumed] = []
+        advances: dict[str, tuple[Optional[int], int]] = {}
+        for tp, messages in polled.items():
+            if tp not in self.positions:
+                continue  # revoked since it was fetched
+            expected = self.positions[tp]
+            fresh = [m for m in messages if expected is None or m.offset >= expected]
+            if fresh:
+                records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
+                advances[offset_field(tp.topic, tp.partition)] = (expected, fresh[-1].offset + 1)
+        if not records:
+            return None
+        items = decode(records, self.topics.outcomes)
+        batch = plan(items, self.store.read_known(needs(items)), self.store.keys, self.publish)
+        conflict = self.store.apply(batch.commands, advances)
+        if conflict is not None:
+            return conflict
+        for tp in polled:
+            name = offset_field(tp.topic, tp.partition)
+            if name in advances:
+                self.positions[tp] = advances[name][1]
+        took = time.perf_counter() - started
+        self._count(len(records), batch.counts, len(batch.commands), took)
+        return None
+
+    def _count(self, records: int, counts: Counter, commands: int, took: float) -> None:
+        t = self.totals
+        t.records += records
+        t.batches += 1
+        t.seconds += took
+        t.counts.update(counts)
+        log.info("batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
+                 "(%d rated, %d unrated, %d repeated), %d unreadable -> %d commands in %.1f ms",
+                 t.batches, counts["result"], counts["applied"], counts["stale"], counts["duplicates"],
+                 counts["rejected"], counts["outcome"], counts["rated"], counts["unrated"],
+                 counts["outcomes_repeated"], counts["unreadable"], commands, took * 1000)
+
+
+def _seek(consumer: KafkaConsumer, positions: dict[TopicPartition, Optional[int]]) -> None:
+    beginning = [tp for tp, offset in positions.items() if offset is None]
+    if beginning:
+        consumer.seek_to_beginning(*beginning)
+    for tp, offset in positions.items():
+        if offset is not None:
+            consumer.seek(tp, offset)
+
+
+def _describe(positions: dict[TopicPartition, Optional[int]]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]@{'start' if o is None else o}"
+                     for tp, o in sorted(positions.items())) or "none"
+
+
+class _SeekToStoredOffsets(ConsumerRebalanceListener):
+    def __init__(self, projection: Projection, consumer: KafkaConsumer, on_assigned: Callable[[], None]):
+        self.projection, self.consumer, self.on_assigned = projection, consumer, on_assigned
+
+    def on_partitions_revoked(self, revoked):
+        self.projection.disown(revoked)
+
+    def on_partitions_assigned(self, assigned):
+        positions = self.projection.own(assigned)
+        _seek(self.consumer, positions)
+        log.info("assigned partitions: %s", _describe(positions))
+        self.on_assigned()
+
+
+def consumer_config(bootstrap: str, batch: int) -> dict:
+    return dict(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+                max_poll_records=batch, fetch_max_bytes=64 * 1024 * 1024,
+                max_partition_fetch_bytes=16 * 1024 * 1024)
+
+
+def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
+              batch: int = DEFAULT_BATCH, ready_file: Optional[Path] = None) -> None:
+    """Consume as a member of `group` until SIGTERM/SIGINT."""
+    stopping = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.append(True))
+    consumer = KafkaConsumer(**consumer_config(bootstrap, batch), group_id=group, client_id=instance,
+                             group_instance_id=f"{group}.{instance}", session_timeout_ms=10_000,
+                             heartbeat_interval_ms=2_000)
+
+    def mark_ready() -> None:
+        if ready_file is not None and not ready_file.exists():
+            ready_file.write_text("ready\n")
+
+    topics = projection.topics
+    consumer.subscribe([topics.results, topics.outcomes],
+                       listener=_SeekToStoredOffsets(projection, consumer, mark_ready))
+    log.info("consuming %s and %s as %s in group %s", topics.results, topics.outcomes, instance, group)
+    try:
+        while not stopping:
+            polled = consumer.poll(timeout_ms=500, max_records=batch)
+            if polled:
+                _apply_or_resync(projection, consumer, polled)
+    finally:
+        consumer.close(autocommit=False)
+        t = projection.totals
+        log.info("stopped: %d records in %d batches, %.0f records/s while applying", t.records, t.batches, t.rate())
+
+
+def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: dict) -> None:
+    try:
+        conflict = projection.apply(polled)
+    except redis.ConnectionError as error:  # the script may or may not have run: ask Redis
+        log.error("Redis connection lost (%s); resuming from the stored offsets in 1 s", error)
+        time.sleep(1.0)
+        conflict = Conflict("(unknown after a lost connection)", None)
+    if conflict is not None:
+        log.warning("stored offset of %s is %s, not what this worker expected (another projector took the "
+                    "partition, or the projection was wiped): nothing written; resuming from the stored offsets",
+                    conflict.field, conflict.stored)
+        _resync(projection, consumer)
+
+
+def _resync(projection: Projection, consumer: KafkaConsumer) -> None:
+    while True:
+        try:
+            positions = projection.own(consumer.assignment())
+            break
+        except redis.ConnectionError as error:
+            log.error("Redis unreachable (%s); retrying in 1 s", error)
+            time.sleep(1.0)
+    _seek(consumer, positions)
+    log.info("resumed at the stored offsets: %s", _describe(positions))
+
+
+def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH, timeout_s: float = 60.0) -> Totals:
+    """Apply every record from the stored offsets up to the end offsets seen now (no group)."""
+    consumer = KafkaConsumer(**consumer_config(bootstrap, batch), group_id=None)
+    try:
+        topics = projection.topics
+        assigned = []
+        for topic in (topics.results, topics.outcomes):
+            partitions = consumer.partitions_for_topic(topic)
+            if not partitions:
+                raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
+            assigned += [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(assigned)
+        ends = consumer.end_offsets(assigned)
+        _seek(consumer, projection.own(assigned))
+        pending = {tp: end for tp, end in ends.items() if end > (projection.positions[tp] or 0)}
+        while pending:
+            polled = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=batch)
+            if not polled:
+                raise TimeoutError(f"no records for {timeout_s:g}s while {len(pending)} partitions are unfinished")
+            conflict = projection.apply(polled)
+            if conflict is not None:
+                raise ProjectionMoved(f"the stored offset of {conflict.field} changed to {conflict.stored} "
+                                      "while rebuilding: another projector is writing this projection")
+            for tp in list(pending):
+                if consumer.position(tp) >= pending[tp]:
+                    del pending[tp]
+        return projection.totals
+    finally:
+        consumer.close(autocommit=False)

@@ -1,0 +1,188 @@
+"""The projection's Redis side: read what planning needs, apply a batch atomically with its
+offsets (fenced: only if the stored offsets are what this worker expects), wipe, dump."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import redis
+
+from services.common.redis_keys import Keys
+
+from .plan import Command, Known, Needs, Standing, player_fields
+
+# KEYS[1] = the offsets hash. ARGV[1] = n; then n triples (field, expected next offset or "" for
+# none stored, new next offset); then the commands, each as argc, name, args...
+# Nothing is written unless every stored offset is the expected one: a worker whose partitions
+# moved on to another (a zombie after a rebalance) or whose projection was wiped writes nothing.
+APPLY_IF_OFFSETS_EXPECTED = """
+local offsets = KEYS[1]
+local n = tonumber(ARGV[1])
+local i = 2
+for _ = 1, n do
+  local stored = redis.call('HGET', offsets, ARGV[i])
+  if (stored or '') ~= ARGV[i + 1] then
+    return {0, ARGV[i], stored or ''}
+  end
+  i = i + 3
+end
+local j = 2 + 3 * n
+local last = #ARGV
+while j <= last do
+  local argc = tonumber(ARGV[j])
+  redis.call(unpack(ARGV, j + 1, j + argc))
+  j = j + argc + 1
+end
+i = 2
+for _ = 1, n do
+  redis.call('HSET', offsets, ARGV[i], ARGV[i + 2])
+  i = i + 3
+end
+return {1}
+"""
+
+# ARGV[1] = glob of the prefix, ARGV[2..] = key prefixes to keep. Atomic, so no projector batch
+# can land in a half-wiped projection.
+WIPE = """
+local doomed = {}
+for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
+  local keep = false
+  for i = 2, #ARGV do
+    if string.sub(key, 1, #ARGV[i]) == ARGV[i] then keep = true break end
+  end
+  if not keep then doomed[#doomed + 1] = key end
+end
+for i = 1, #doomed, 1000 do
+  redis.call('UNLINK', unpack(doomed, i, math.min(i + 999, #doomed)))
+end
+return #doomed
+"""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """The stored offset of `field` was not what the worker expected: nothing was written."""
+
+    field: str
+    stored: Optional[int]
+
+
+def offset_field(topic: str, partition: int) -> str:
+    return f"{topic}:{partition}"
+
+
+def client_name(role: str, prefix: str, instance: str = "") -> str:
+    """Redis client name of a plylog process (CLIENT LIST shows who works on which prefix)."""
+    return f"plylog-{role}[{_safe(prefix)}]{_safe(instance)}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^!-~]", "_", text)  # client names take no spaces or control characters
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+class Store:
+    def __init__(self, client: redis.Redis, keys: Keys, consumer: str):
+        self.client = client
+        self.keys = keys
+        self.offsets_key = keys.offsets(consumer)
+        self._apply = client.register_script(APPLY_IF_OFFSETS_EXPECTED)
+        self._wipe = client.register_script(WIPE)
+
+    def stored_offsets(self, fields: list[str]) -> dict[str, Optional[int]]:
+        if not fields:
+            return {}
+        values = self.client.hmget(self.offsets_key, fields)
+        return {f: None if v is None else int(v) for f, v in zip(fields, values)}
+
+    def read_known(self, needs: Needs) -> Known:
+        matches, outcomes, standings = sorted(needs.matches), sorted(needs.outcomes), sorted(needs.standings)
+        pipe = self.client.pipeline(transaction=False)
+        for match_id in matches:
+            pipe.hget(self.keys.match(match_id), "seq")
+        for match_id in outcomes:
+            pipe.exists(self.keys.match_outcome(match_id))
+        for player, game in standings:
+            pipe.hmget(self.keys.player(player), player_fields(game))
+        answers = iter(pipe.execute() if matches or outcomes or standings else ())
+        known = Known()
+        for match_id in matches:
+            seq = next(answers)
+            if seq is not None:
+                known.seqs[match_id] = int(seq)
+        known.outcomes_applied = {m for m in outcomes if next(answers)}
+        known.standings = {ps: Standing.from_values(next(answers)) for ps in standings}
+        return known
+
+    def apply(self, commands: list[Command], advances: dict[str, tuple[Optional[int], int]]) -> Optional[Conflict]:
+        """Run `commands` and store the new offsets in one script, if the stored offsets are the
+        expected ones. `advances`: field -> (expected stored next offset or None, new next offset)."""
+        args: list[Any] = [len(advances)]
+        for name, (expected, new) in advances.items():
+            args += [name, "" if expected is None else expected, new]
+        for command in commands:
+            args.append(len(command))
+            args.extend(command)
+        answer = self._apply(keys=[self.offsets_key], args=args)
+        if int(answer[0]) == 1:
+            return None
+        stored = answer[2].decode() if isinstance(answer[2], bytes) else answer[2]
+        field = answer[1].decode() if isinstance(answer[1], bytes) else answer[1]
+        return Conflict(field, int(stored) if stored else None)
+
+    def wipe(self) -> int:
+        """Delete every key of the projection (offsets included) at once; returns how many."""
+        return int(self._wipe(keys=[], args=[glob_escape(self.keys.prefix) + "*", *self.keys.not_projected]))
+
+    def connected(self, role: str) -> list[str]:
+        """Names of connected clients of `role` on this prefix and database (e.g. running projectors)."""
+        db = str(self.client.connection_pool.connection_kwargs.get("db", 0))
+        start = client_name(role, self.keys.prefix)
+        return sorted(c.get("name", "") for c in self.client.client_list()
+                      if c.get("name", "").startswith(start) and str(c.get("db")) == db)
+
+
+def dump(client: redis.Redis, keys: Keys) -> dict[str, Any]:
+    """Canonical content of the projection: {key without the prefix: [type, value]}, keys sorted;
+    hashes as sorted dicts, sorted sets as [member, score] sorted by score then member, sets
+    sorted. Two projections are the same when their dumps are equal, whatever their prefixes."""
+    names = sorted(k.decode() for k in client.scan_iter(match=glob_escape(keys.prefix) + "*", count=1000)
+                   if keys.projected(k.decode()))
+    pipe = client.pipeline(transaction=False)
+    for name in names:
+        pipe.type(name)
+    types = [t.decode() for t in pipe.execute()] if names else []
+    pipe = client.pipeline(transaction=False)
+    readers = {"string": pipe.get, "hash": pipe.hgetall, "set": pipe.smembers, "list": lambda k: pipe.lrange(k, 0, -1),
+               "zset": lambda k: pipe.zrange(k, 0, -1, withscores=True)}
+    for name, kind in zip(names, types):
+        readers[kind](name)
+    values = pipe.execute() if names else []
+    cut = len(keys.prefix)
+    return {name[cut:]: [kind, _canonical(kind, value)] for name, kind, value in zip(names, types, values)}
+
+
+def _canonical(kind: str, value: Any) -> Any:
+    text = _text
+    if kind == "string":
+        return text(value)
+    if kind == "hash":
+        return {text(k): text(v) for k, v in sorted(value.items())}
+    if kind == "set":
+        return sorted(text(m) for m in value)
+    if kind == "list":
+        return [text(m) for m in value]
+    return sorted(([text(m), s] for m, s in value), key=lambda ms: (ms[1], ms[0]))
+
+
+def _text(value: Optional[bytes]) -> Optional[str]:
+    return None if value is None else value.decode("utf-8", "backslashreplace")
+
+
+def without_offsets(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A dump without the consumer offsets (to compare runs over topics of different lengths)."""
+    return {k: v for k, v in snapshot.items() if not k.startswith("offsets:")}

@@ -1,0 +1,311 @@
+"""The projector on the real broker and Redis: a played match of each game is projected as the
+fold says; repeated records change nothing; SIGKILL three times gives the same projection as an
+uninterrupted run and as `plylog rebuild`; two projectors share the partitions."""
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import orjson
+import pytest
+import redis
+from kafka import KafkaConsumer, TopicPartition
+
+from bench.logs import random_match_records
+from games.fold import Replayer
+from games.registry import GAME_MODULES
+from services.common.moves_log import partition_of, read_topic
+from services.common.redis_keys import Keys
+from services.common.settings import Settings, Topics
+from services.projector.glicko2 import Rating
+from services.projector.plan import Standing, scored, utc_day
+from services.projector.runner import Projection, catch_up
+from services.projector.store import Store, dump, without_offsets
+from tests.support import record
+
+from .harness import REPO, ServiceProcess, mixed_bot_traffic, produce, rules_worker, wait_until_answered
+
+pytestmark = pytest.mark.integration
+GAMES = list(GAME_MODULES)
+
+
+def projector(bootstrap: str, topics: Topics, home: Path, redis_url: str, prefix: str, name: str = "projector-1",
+              *args: str) -> ServiceProcess:
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
+           "PLYLOG_REDIS_PREFIX": prefix}
+    return ServiceProcess("services.projector", name, env, home, args=("--name", name, *args))
+
+
+def end_offsets(bootstrap: str, topics: Topics) -> dict[str, int]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        tps = [TopicPartition(t, p) for t in (topics.results, topics.outcomes) for p in consumer.partitions_for_topic(t)]
+        return {f"{tp.topic}:{tp.partition}": end for tp, end in consumer.end_offsets(tps).items() if end}
+    finally:
+        consumer.close()
+
+
+def wait_until_projected(client: redis.Redis, keys: Keys, bootstrap: str, topics: Topics, timeout: float = 90.0,
+                         workers=(), consumer: str = "projector") -> None:
+    """Until the stored offsets reach the end of every partition of results and outcomes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ends = end_offsets(bootstrap, topics)
+        stored = {k.decode(): int(v) for k, v in client.hgetall(keys.offsets(consumer)).items()}
+        if stored == ends:
+            return
+        if time.monotonic() > deadline:
+            tails = "\n".join(f"--- {w.name}:\n{w.tail()}" for w in workers)
+            raise AssertionError(f"projection not caught up after {timeout}s: stored {stored}, ends {ends}\n{tails}")
+        time.sleep(0.3)
+
+
+def fold_offline(traffic: list[tuple[bytes, bytes]], partitions: int) -> tuple[list, list, set]:
+    """(results, outcomes, match ids) as the rules worker would emit them: (partition, key, value)."""
+    replayers = [Replayer() for _ in range(partitions)]
+    offsets = [0] * partitions
+    results, outcomes = [], []
+    for key, raw in traffic:
+        p = partition_of(key, partitions)
+        taken = replayers[p].feed(raw, {"partition": p, "offset": offsets[p]}, key=key)
+        offsets[p] += 1
+        results.append((p, taken.result["match_id"], orjson.dumps(taken.result)))
+        if taken.outcome is not None:
+            outcomes.append((0, taken.outcome["match_id"], orjson.dumps(taken.outcome)))
+    return results, outcomes, {match_id for r in replayers for match_id in r.states}
+
+
+def send(bootstrap: str, topic: str, records, pace_s: float = 0.0) -> None:
+    from kafka import KafkaProducer
+
+    sender = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    for partition, key, value in records:
+        sender.send(topic, key=(key or "").encode(), value=value, partition=partition)
+        if pace_s:
+            time.sleep(pace_s)
+    sender.flush()
+    sender.close()
+
+
+# --- a played match of each game ---------------------------------------------------------------------
+def test_played_matches_of_every_game_are_projected_as_the_fold_says(kafka_bootstrap, contract_topics, redis_db_url,
+                                                                      redis_client, tmp_path):
+    topics, keys = contract_topics(partitions=3), Keys("e2e:")
+    moves = [raw for i, game in enumerate(GAMES) for raw in random_match_records(game, 1, seed=20 + i, prefix="e2e-")]
+    moves += special_matches()
+    traffic = [(orjson.loads(raw)["match_id"].encode(), raw) for raw in moves]
+    worker = rules_worker(kafka_bootstrap, topics, tmp_path).start()
+    proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix).start()
+    try:
+        produce(kafka_bootstrap, topics.moves, traffic)
+        wait_until_answered(kafka_bootstrap, topics, len(traffic), workers=[worker])
+        wait_until_projected(redis_client, keys, kafka_bootstrap, topics, workers=[proj])
+        assert_projection_is_the_fold(redis_client, keys, traffic, kafka_bootstrap, topics)
+        before = dump(redis_client, keys)
+        assert_live_channel_announces_every_result(redis_client, keys, kafka_bootstrap, topics, traffic)
+        before_repeats = dump(redis_client, keys)
+        assert without_offsets(before_repeats) == without_offsets(before)
+        repeat_some_results_and_outcomes(kafka_bootstrap, topics)
+        wait_until_projected(redis_client, keys, kafka_bootstrap, topics, workers=[proj])
+        assert without_offsets(dump(redis_client, keys)) == without_offsets(before)
+        assert "stale" in proj.log_text() and re.search(r"\b[1-9]\d* repeated", proj.log_text())
+    finally:
+        proj.stop()
+        worker.stop()
+
+
+def special_matches() -> list[bytes]:
+    """A match waiting for a seat, a running clocked match, an aborted one."""
+    strands = {"type": "create", "game": "strands", "options": {"layout": "small-4"}}
+    return [record("e2e-open", "carol", {**strands, "seats": ["carol", None]}, 0),
+            record("e2e-clock", "carol", {**strands, "seats": ["carol", "dave"],
+                                          "clock": {"initial_s": 300, "increment_s": 5}}, 1),
+            record("e2e-abort", "carol", {**strands, "seats": ["carol", "erin"]}, 2),
+            record("e2e-abort", "erin", {"type": "abort"}, 3)]
+
+
+def assert_projection_is_the_fold(client: redis.Redis, keys: Keys, traffic, bootstrap: str, topics: Topics) -> None:
+    offline = Replayer()
+    log = defaultdict(list)
+    for key, raw in traffic:
+        result = offline.feed(raw, key=key).result
+        if result["status"] == "accepted" and not result["duplicate"]:
+            log[result["match_id"]].append(result)
+    activity = defaultdict(Counter)
+    for match_id, state in offline.states.items():
+        stored = client.hgetall(keys.match(match_id))
+        last = log[match_id][-1]
+        assert orjson.loads(stored[b"view"]) == last["view"], match_id
+        assert int(stored[b"seq"]) == state.seq and stored[b"status"].decode() == state.status
+        assert orjson.loads(stored[b"seats"]) == list(state.seats)
+        entries = [orjson.loads(m) for m in client.zrange(keys.match_log(match_id), 0, -1)]
+        assert [e["seq"] for e in entries] == list(range(1, state.seq + 1))
+        assert [e["events"] for e in entries] == [r["events"] for r in log[match_id]]
+        listed = {"waiting": "open", "active": "active", "over": "recent"}[state.status]
+        assert client.zscore(keys.matches(listed), match_id) is not None
+        assert client.zscore(keys.matches(listed, state.game), match_id) is not None
+        counts = activity[(state.game, utc_day(T_DAY_MS))]
+        counts["started"] += state.started_at is not None
+        counts["finished"] += state.status == "over"
+        counts["moves"] += state.game_actions
+    assert client.zrange(keys.matches("open"), 0, -1) == [b"e2e-open"]
+    assert client.zrange(keys.matches("active"), 0, -1) == [b"e2e-clock"]
+    clock = offline.states["e2e-clock"].clock
+    assert client.zrange(keys.deadlines, 0, -1, withscores=True) == [(b"e2e-clock", clock.since_ms + clock.remaining_ms[0])]
+    for (game, day), counts in activity.items():
+        assert {k.decode(): int(v) for k, v in client.hgetall(keys.activity(game, day)).items()} == dict(counts), game
+        assert {k.decode(): int(v) for k, v in client.hgetall(keys.totals(game)).items()} == dict(counts), game
+    assert_standings_follow_the_outcomes_in_log_order(client, keys, bootstrap, topics)
+
+
+T_DAY_MS = 1_795_989_600_000  # every generated record is on 2026-11-29 (UTC)
+
+
+def assert_standings_follow_the_outcomes_in_log_order(client, keys, bootstrap, topics) -> None:
+    standings: dict[tuple[str, str], Standing] = {}
+    outcomes = [orjson.loads(r.value) for r in read_topic(bootstrap, topics.outcomes)]
+    assert len(outcomes) == len(GAMES) + 1  # one per game, and the aborted match
+    for o in outcomes:
+        mark = orjson.loads(client.get(keys.match_outcome(o["match_id"])))
+        assert mark["rated"] == o["rated"] and mark["outcome"] == o["outcome"]
+        if not o["rated"]:
+            assert mark["ratings"] is None
+            continue
+        before = [standings.get((p, o["game"]), Standing()) for p in o["players"]]
+        for player, after in zip(o["players"], scored(before, o["outcome"]["winner"])):
+            standings[(player, o["game"])] = after
+    assert len(standings) == 2 * len(GAMES)
+    for (player, game), standing in standings.items():
+        held = client.hmget(keys.player(player), [f"{game}:{f}" for f in Standing.FIELDS])
+        assert Standing.from_values(held) == standing, (player, game)
+        assert client.zscore(keys.leaderboard(game, "rating"), player) == standing.rating.rating
+        assert client.zscore(keys.leaderboard(game, "wins"), player) == standing.wins
+        assert client.zscore(keys.leaderboard(game, "played"), player) == 1
+    assert not client.exists(keys.player("erin")) and not client.exists(keys.player("carol"))
+    assert Rating() not in [s.rating for s in standings.values()]
+
+
+def assert_live_channel_announces_every_result(client, keys, bootstrap, topics, traffic) -> None:
+    """A move to a finished match and a client retry: both results are published, nothing changes."""
+    pubsub = client.pubsub()
+    pubsub.subscribe(keys.live("e2e-abort"))
+    assert pubsub.get_message(timeout=5)["type"] == "subscribe"
+    late = record("e2e-abort", "carol", {"type": "resign"}, 9)
+    produce(bootstrap, topics.moves, [(b"e2e-abort", late), traffic[-1]])
+    got = []
+    deadline = time.monotonic() + 30
+    while len(got) < 2 and time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=1)
+        if message and message["type"] == "message":
+            got.append(orjson.loads(message["data"]))
+    pubsub.close()
+    assert [(r["status"], r["duplicate"]) for r in got] == [("rejected", False), ("accepted", True)]
+    assert got[0]["reason"]["code"] == "match_over"
+    wait_until_projected(client, keys, bootstrap, topics)
+
+
+def repeat_some_results_and_outcomes(bootstrap: str, topics: Topics) -> None:
+    results = read_topic(bootstrap, topics.results)
+    outcomes = read_topic(bootstrap, topics.outcomes)
+    again = [(r.partition, r.key.decode(), r.value) for r in results[::3]]
+    send(bootstrap, topics.results, again)
+    send(bootstrap, topics.outcomes, [(0, r.key.decode(), r.value) for r in outcomes])
+
+
+# --- crash safety and rebuild -------------------------------------------------------------------------
+@pytest.mark.slow
+def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafka_bootstrap, contract_topics,
+                                                                             redis_db_url, redis_client, tmp_path):
+    topics = contract_topics(partitions=6)
+    crashed, reference = Keys("crash:"), Keys("ref:")
+    traffic = mixed_bot_traffic(GAMES, matches=200, seed=7, prefix="crash-")
+    results, outcomes, matches = fold_offline(traffic, 6)
+    rng = random.Random(3)
+    results += rng.sample(results, 150)  # repeats on the topic, as after a rules worker crash
+    outcomes += rng.sample(outcomes, 20)
+    assert len(results) >= 5000 and len(outcomes) >= 150
+    send(kafka_bootstrap, topics.outcomes, outcomes)
+    proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, crashed.prefix).start()
+    proj.wait_for_log("assigned partitions", timeout=60)
+    sender = threading.Thread(target=send, args=(kafka_bootstrap, topics.results, results, 15.0 / len(results)))
+    sender.start()
+    try:
+        for _ in range(3):
+            time.sleep(rng.uniform(2.5, 4.5))
+            proj.kill()
+            proj.start()
+            proj.wait_for_log("assigned partitions", timeout=60)
+        sender.join()
+        wait_until_projected(redis_client, crashed, kafka_bootstrap, topics, workers=[proj])
+    finally:
+        sender.join()
+        proj.stop()
+    assert proj.starts == 4
+    crash_dump = dump(redis_client, crashed)
+    assert {k.split(":")[1] for k in crash_dump if k.startswith("match:") and k.count(":") == 1} == matches
+
+    uninterrupted = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, reference.prefix, "reference",
+                              "--group", f"{topics.prefix}reference").start()
+    try:
+        wait_until_projected(redis_client, reference, kafka_bootstrap, topics, workers=[uninterrupted])
+    finally:
+        uninterrupted.stop()
+    assert dump(redis_client, reference) == crash_dump
+    print("\nuninterrupted projector:", re.findall(r"stopped: .*", uninterrupted.log_text())[-1])
+
+    started = time.perf_counter()
+    rebuilt = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
+                             text=True, timeout=120, env=cli_env(kafka_bootstrap, topics, redis_db_url, crashed))
+    took = time.perf_counter() - started
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    print(f"plylog rebuild ({took:.1f} s wall, process start included): {rebuilt.stdout.strip()}")
+    assert dump(redis_client, crashed) == crash_dump
+
+
+def cli_env(bootstrap: str, topics: Topics, redis_url: str, keys: Keys) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(REPO), "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "REDIS_URL": redis_url,
+            "PLYLOG_TOPIC_PREFIX": topics.prefix, "PLYLOG_REDIS_PREFIX": keys.prefix}
+
+
+# --- two projectors in one group ---------------------------------------------------------------------
+def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bootstrap, contract_topics,
+                                                                         redis_db_url, redis_client, tmp_path):
+    topics, keys = contract_topics(partitions=4), Keys("pair:")
+    traffic = mixed_bot_traffic(GAMES, matches=40, seed=9, prefix="pair-")
+    results, outcomes, _ = fold_offline(traffic, 4)
+    pair = [projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix, f"projector-{i}").start()
+            for i in (1, 2)]
+    try:
+        for proj in pair:
+            proj.wait_for_log("assigned partitions", timeout=60)
+        send(kafka_bootstrap, topics.results, results)
+        send(kafka_bootstrap, topics.outcomes, outcomes)
+        wait_until_projected(redis_client, keys, kafka_bootstrap, topics, workers=pair)
+        owned = [last_assignment(proj) for proj in pair]
+        assert all(owned) and not owned[0] & owned[1]
+        assert owned[0] | owned[1] == {f"{topics.results}[{p}]" for p in range(4)} | {f"{topics.outcomes}[0]"}
+        refused = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
+                                 text=True, timeout=60, env=cli_env(kafka_bootstrap, topics, redis_db_url, keys))
+        assert refused.returncode != 0 and "a projector is connected" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+    finally:
+        for proj in pair:
+            proj.stop()
+    reference = Keys("alone:")
+    client = redis.Redis.from_url(redis_db_url)
+    settings = Settings.from_env(kafka_bootstrap=kafka_bootstrap, topic_prefix=topics.prefix)
+    catch_up(Projection(Store(client, reference, "projector"), settings.topics), kafka_bootstrap)
+    assert dump(client, reference) == dump(redis_client, keys)
+
+
+def last_assignment(proj: ServiceProcess) -> set[str]:
+    lines = re.findall(r"assigned partitions: (.*)", proj.log_text())
+    return {part.split("@")[0] for part in lines[-1].split(", ")} - {"none"} if lines else set()

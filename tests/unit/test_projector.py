@@ -1,0 +1,198 @@
+"""The projector's pure parts without Redis: Glicko-2, and result/outcome records -> Redis commands."""
+from __future__ import annotations
+
+from collections import Counter
+
+import orjson
+import pytest
+
+from bench.logs import random_match_records
+from games.fold import Replayer
+from games.registry import GAME_MODULES
+from services.common.redis_keys import Keys
+from services.projector.glicko2 import NEW_PLAYER, Rating, rate, rate_match
+from services.projector.plan import (Consumed, Known, Standing, deadline, decode, needs, plan, player_fields,
+                                     utc_day)
+from tests.support import T0_MS, record
+
+KEYS = Keys("p:")
+SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
+
+
+def test_glickmans_worked_example():
+    player = Rating(1500, 200, 0.06)
+    after = rate(player, [(Rating(1400, 30), 1), (Rating(1550, 100), 0), (Rating(1700, 300), 0)])
+    assert after.rating == pytest.approx(1464.06, abs=0.01)
+    assert after.rd == pytest.approx(151.52, abs=0.01)
+    assert after.volatility == pytest.approx(0.05999, abs=0.00001)
+
+
+def test_a_rated_match_moves_both_players_symmetrically_and_a_draw_between_equals_changes_no_rating():
+    winner, loser = rate_match(NEW_PLAYER, NEW_PLAYER, 0)
+    assert winner.rating > 1500 > loser.rating
+    assert winner.rating - 1500 == pytest.approx(1500 - loser.rating)
+    assert winner.rd == loser.rd < 350
+    first, second = rate_match(NEW_PLAYER, NEW_PLAYER, None)
+    assert first.rating == second.rating == pytest.approx(1500)
+
+
+def consumed(records: list[bytes], topic: str = "t.results", partition: int = 0, first: int = 0) -> list[Consumed]:
+    return [Consumed(topic, partition, first + i, raw) for i, raw in enumerate(records)]
+
+
+def fold(raws: list[bytes]) -> tuple[list[bytes], list[bytes]]:
+    """Result and outcome records of move records, by the rules worker's own fold."""
+    replayer, results, outcomes = Replayer(), [], []
+    for raw in raws:
+        taken = replayer.feed(raw)
+        results.append(orjson.dumps(taken.result))
+        if taken.outcome is not None:
+            outcomes.append(orjson.dumps(taken.outcome))
+    return results, outcomes
+
+
+def planned(records: list[Consumed], known: Known | None = None, publish: bool = True):
+    items = decode(records, "t.outcomes")
+    assert needs(items) is not None
+    return plan(items, known or Known(), KEYS, publish)
+
+
+def by_name(commands, name: str) -> list[tuple]:
+    return [c for c in commands if c[0] == name]
+
+
+def clocked_match() -> list[bytes]:
+    """Strands with a clock and an open seat: created (open), joined (active), two moves, resigned."""
+    create = {"type": "create", "game": "strands", "seats": ["alice", None], "options": SIDE2,
+              "clock": {"initial_s": 60, "increment_s": 2}}
+    return [record("m1", "alice", create, 0), record("m1", "bob", {"type": "join"}, 1),
+            record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 3),
+            record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 10),
+            record("m1", "alice", {"type": "resign"}, 12)]
+
+
+def test_each_accepted_result_writes_the_match_its_log_lists_deadline_activity_and_announces_itself():
+    results, _ = fold(clocked_match())
+    steps = [planned(consumed(results[:n + 1])).commands for n in range(len(results))]
+    created = steps[0]
+    assert ("ZADD", "p:matches:open", T0_MS, "m1") in created and ("ZADD", "p:matches:strands:open", T0_MS, "m1") in created
+    assert ("ZREM", "p:deadlines", "m1") in created
+    joined = planned(consumed(results[1:2]), Known(seqs={"m1": 1})).commands
+    assert ("ZADD", "p:matches:active", T0_MS + 1000, "m1") in joined and ("ZREM", "p:matches:open", "m1") in joined
+    assert ("ZADD", "p:deadlines", T0_MS + 1000 + 60_000, "m1") in joined  # bob joined: alice's clock runs
+    moved = planned(consumed(results[2:3]), Known(seqs={"m1": 2})).commands
+    assert ("ZADD", "p:deadlines", T0_MS + 3000 + 60_000, "m1") in moved  # bob to move, his clock from 3 s
+    whole = steps[-1]
+    hset = by_name(whole, "HSET")[0]
+    fields = dict(zip(hset[2::2], hset[3::2]))
+    last = orjson.loads(results[-1])
+    assert hset[1] == "p:match:m1" and fields["seq"] == "5" and fields["status"] == "over"
+    assert orjson.loads(fields["view"]) == last["view"] and orjson.loads(fields["seats"]) == ["alice", "bob"]
+    assert orjson.loads(fields["outcome"]) == {"winner": 1, "reason": "resign", "scores": last["view"]["outcome"]["scores"]}
+    assert [c[2] for c in by_name(whole, "ZADD") if c[1] == "p:match:m1:log"] == [1, 2, 3, 4, 5]
+    assert ("ZADD", "p:matches:recent", T0_MS + 12_000, "m1") in whole and ("ZREM", "p:deadlines", "m1") in whole
+    day = utc_day(T0_MS)
+    counters = {(c[1], c[2]): c[3] for c in by_name(whole, "HINCRBY")}
+    assert counters == {(f"p:activity:strands:{day}", "started"): 1, (f"p:activity:strands:{day}", "moves"): 2,
+                        (f"p:activity:strands:{day}", "finished"): 1, ("p:totals:strands", "started"): 1,
+                        ("p:totals:strands", "moves"): 2, ("p:totals:strands", "finished"): 1}
+    assert [c[1:] for c in by_name(whole, "PUBLISH")] == [("p:live:m1", raw) for raw in results]
+    assert not by_name(planned(consumed(results), publish=False).commands, "PUBLISH")
+
+
+def test_a_result_is_applied_once_per_seq_duplicates_and_rejections_only_announce():
+    raws = clocked_match()[:3]
+    raws += [raws[2],  # a client retry: answered `duplicate`
+             record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 4)]  # not alice's turn: rejected
+    results, _ = fold(raws)
+    assert [orjson.loads(r)["status"] for r in results] == ["accepted"] * 4 + ["rejected"]
+    repeated = results + results[:3]  # the same records again later on the topic
+    batch = planned(consumed(repeated))
+    assert batch.counts["applied"] == 3 and batch.counts["stale"] == 3
+    assert batch.counts["duplicates"] == 1 and batch.counts["rejected"] == 1
+    assert len(by_name(batch.commands, "PUBLISH")) == len(repeated)
+    known = Known(seqs={"m1": 3})
+    later = planned(consumed(repeated, first=100), known)
+    assert later.counts["applied"] == 0 and {c[0] for c in later.commands} == {"PUBLISH"}
+
+
+def test_moves_count_every_accepted_game_action_of_every_game():
+    for game in GAME_MODULES:
+        replayer, results = Replayer(), []
+        for raw in random_match_records(game, 1, seed=4):
+            results.append(orjson.dumps(replayer.feed(raw).result))
+        state = next(iter(replayer.states.values()))
+        counters = {(c[1], c[2]): c[3] for c in by_name(planned(consumed(results)).commands, "HINCRBY")}
+        assert counters[(f"p:totals:{game}", "moves")] == state.game_actions, game
+
+
+def outcome(match_id: str, winner, players=("alice", "bob"), rated: bool = True, game: str = "strands") -> bytes:
+    return orjson.dumps({"v": 1, "match_id": match_id, "game": game, "players": list(players),
+                         "outcome": {"winner": winner, "reason": "x", "scores": None}, "rated": rated,
+                         "started_at": "2026-11-29T22:00:00Z", "ended_at": "2026-11-29T22:01:00Z", "seq": 9})
+
+
+def test_outcomes_fold_ratings_in_log_order_once_per_match():
+    records = consumed([outcome("a", 0), outcome("b", None), outcome("a", 1), outcome("c", 1, rated=False)],
+                       topic="t.outcomes")
+    batch = planned(records)
+    assert batch.counts["rated"] == 2 and batch.counts["outcomes_repeated"] == 1 and batch.counts["unrated"] == 1
+    first = rate_match(NEW_PLAYER, NEW_PLAYER, 0)
+    second = rate_match(first[0], first[1], None)
+    hsets = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}
+    assert hsets["p:player:alice"] == dict(zip(player_fields("strands"), Standing(2, 1, 0, 1, second[0]).values()))
+    assert hsets["p:player:bob"]["strands:losses"] == "1" and hsets["p:player:bob"]["strands:draws"] == "1"
+    assert ("ZADD", "p:lb:strands:rating", repr(second[0].rating), "alice") in batch.commands
+    assert ("ZADD", "p:lb:strands:wins", 1, "alice") in batch.commands
+    assert ("ZADD", "p:lb:strands:played", 2, "bob") in batch.commands
+    marks = {c[1]: orjson.loads(c[2]) for c in by_name(batch.commands, "SET")}
+    assert set(marks) == {"p:match:a:outcome", "p:match:b:outcome", "p:match:c:outcome"}
+    assert marks["p:match:a:outcome"]["ratings"][0]["after"]["rating"] == first[0].rating
+    assert marks["p:match:c:outcome"]["ratings"] is None and marks["p:match:c:outcome"]["rated"] is False
+    again = planned(records, Known(outcomes_applied={"a", "b", "c"}))
+    assert again.commands == [] and again.counts["outcomes_repeated"] == 4
+
+
+def test_standings_start_from_what_redis_holds():
+    held = Standing(10, 6, 3, 1, Rating(1620.5, 80.25, 0.0601))
+    assert Standing.from_values(held.values()) == held
+    assert Standing.from_values([None] * 7) == Standing()
+    batch = planned(consumed([outcome("a", 1)], topic="t.outcomes"), Known(standings={("bob", "strands"): held}))
+    alice, bob = rate_match(NEW_PLAYER, held.rating, 1)
+    bob_fields = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}["p:player:bob"]
+    assert bob_fields["strands:played"] == "11" and bob_fields["strands:wins"] == "7"
+    assert float(bob_fields["strands:rating"]) == bob.rating
+
+
+def test_hot_seat_and_aborted_matches_are_not_rated():
+    hot_seat = planned(consumed([outcome("h", 0, players=("alice", "alice"))], topic="t.outcomes"))
+    assert hot_seat.counts["unrated"] == 1 and not by_name(hot_seat.commands, "HSET")
+
+
+def test_unreadable_records_are_skipped_and_counted():
+    good, _ = fold(clocked_match()[:1])
+    bad = [b"\x00 not json", b"[1, 2]", orjson.dumps({"status": "accepted", "seq": 1, "match_id": "m9"}),
+           orjson.dumps({**orjson.loads(good[0]), "at": "yesterday"}), None]
+    batch = planned(consumed(bad + good))
+    assert batch.counts["unreadable"] == 5 and batch.counts["applied"] == 1
+    assert all(c[1] != "p:match:m9" for c in batch.commands)
+    outcomes = planned(consumed([b"{}", orjson.dumps({"match_id": "x", "game": "g", "players": ["a"]})], "t.outcomes"))
+    assert outcomes.counts["unreadable"] == 2 and outcomes.commands == []
+
+
+def test_deadline_is_the_earliest_running_seat_running_out():
+    view = {"status": "active", "to_move": [0, 1],
+            "clock": {"since_ms": 1000, "remaining_ms": [5000, 3000], "initial_ms": 9000, "increment_ms": 0}}
+    assert deadline(view) == 4000
+    assert deadline({**view, "status": "over"}) is None
+    assert deadline({**view, "clock": None}) is None
+    assert deadline({**view, "clock": {**view["clock"], "since_ms": None}}) is None
+
+
+def test_needs_names_every_match_outcome_and_standing_to_read():
+    results, _ = fold(clocked_match()[:2])
+    items = decode(consumed(results) + consumed([outcome("a", 0, game="mana")], topic="t.outcomes"), "t.outcomes")
+    wanted = needs(items)
+    assert wanted.matches == {"m1"} and wanted.outcomes == {"a"}
+    assert wanted.standings == {("alice", "mana"), ("bob", "mana")}
+    assert Counter(i.kind for i in items) == {"result": 2, "outcome": 1}
