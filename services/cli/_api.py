@@ -66,7 +66,7 @@ class Api:
             code, message = error.get("code", str(response.status_code)), error.get("message", response.text[:200])
             hint = {"unauthorized": "pass the seat token you got from `plylog new` or `plylog join` with --token",
                     "forbidden": "use the token of your own seat of this match",
-                    "unknown_match": "check the match id (`plylog show` lists nothing for unknown matches)",
+                    "unknown_match": "check the match id (open and running matches: GET /v1/matches?status=open|active)",
                     "rate_limited": f"slow down; retry after {response.headers.get('Retry-After', '1')} s"}.get(code, "")
             raise CliError(f"{code}: {message}", hint)
         return body

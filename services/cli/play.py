@@ -148,6 +148,7 @@ class _PlaySession:
         self.api, self.match, self.seats = api, match, seats
         self.position = PublicPosition()
         self.view: dict[str, Any] = {}
+        self.helped_at = -1
 
     def run(self, results: "queue.Queue[tuple[str, dict]]") -> None:
         shown = -1
@@ -186,7 +187,9 @@ class _PlaySession:
         state = self.position.state
         seat = next(s for s in state.to_move() if s in self.seats)
         prompt = f"{state.seats[seat]} (seat {seat}) > "
-        typer.echo(f"  your move — {help_for(state.game)}")
+        if self.helped_at != self.position.seq:
+            typer.echo(f"  your move — {help_for(state.game)}")
+            self.helped_at = self.position.seq
         try:
             line = input(prompt)
         except EOFError:

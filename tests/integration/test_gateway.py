@@ -170,6 +170,7 @@ def test_wait_without_result_answers_202_and_healthz_metrics(gateway):
     assert gateway.http.get("/healthz").json() == {"status": "ok", "redis": "ok", "kafka": "ok", "live": "ok"}
     assert "plylog_gateway_wait_timeouts_total 1.0" in gateway.http.get("/metrics").text
     assert gateway.http.get("/openapi.json").json()["info"]["title"] == "plylog gateway"
+    assert gateway.http.get("/docs").status_code == 200
 
 
 def _moves(gateway, expect: int, timeout: float = 15.0) -> list[dict]:

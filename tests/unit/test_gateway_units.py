@@ -1,0 +1,116 @@
+"""Pure pieces of the gateway and its CLI: seat tokens, the secret file, SSE framing, the legal
+actions' secret hygiene, the short move syntax, and the public position the CLI draws."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from bench.logs import DEFAULT_OPTIONS
+from games.mastermind import commitment_of
+from games.match import render
+from games.playout import random_playout_records
+from services.cli._api import PublicPosition, parse_sse
+from services.cli._moves import parse
+from services.common.settings import SettingsError
+from services.gateway.api import _without_guessable_secrets
+from services.gateway.config import SECRET_FILE, load_secret
+from services.gateway.ratelimit import Verdict
+from services.gateway.sse import format_event, from_log
+from services.gateway.tokens import InvalidToken, SeatTokens
+
+
+def test_seat_tokens_name_their_match_and_seat_and_cannot_be_forged():
+    tokens = SeatTokens(b"k" * 32)
+    token = tokens.issue("m-1", 1)
+    assert tokens.verify(token).match_id == "m-1" and tokens.verify(token).seat == 1
+    assert tokens.issue("m-1", 0) != token and tokens.issue("m-2", 1) != token
+    match_id, seat, mac = token.split(".")
+    for forged in (f"{match_id}.0.{mac}", f"m-2.{seat}.{mac}", f"{match_id}.{seat}.{mac[:-1]}A", "garbage", "a.b.c",
+                   SeatTokens(b"other" * 8).issue("m-1", 1)):
+        with pytest.raises(InvalidToken):
+            tokens.verify(forged)
+
+
+def test_the_secret_is_made_once_private_and_reused_and_the_env_wins(tmp_path):
+    first = load_secret(tmp_path, {})
+    assert len(first) >= 32 and load_secret(tmp_path, {}) == first
+    assert stat.S_IMODE(os.stat(tmp_path / SECRET_FILE).st_mode) == 0o600
+    assert load_secret(tmp_path, {"PLYLOG_SECRET": "x" * 20}) == b"x" * 20
+    with pytest.raises(SettingsError):
+        load_secret(tmp_path, {"PLYLOG_SECRET": "short"})
+
+
+def test_sse_framing_round_trips_through_the_cli_parser():
+    accepted = {"status": "accepted", "seq": 4, "events": [{"type": "x"}], "view": None}
+    rejected = {"status": "rejected", "seq": 4, "reason": {"code": "illegal", "message": "no"}}
+    text = "retry: 2000\n\n" + format_event(accepted) + ": keep-alive\n\n" + format_event(rejected)
+    parsed = list(parse_sse(iter(text.split("\n"))))
+    assert parsed == [("result", accepted, "4"), ("rejected", rejected, None)]
+    entry = {"seq": 2, "event_id": "e", "player": "p", "at": "t", "events": []}
+    assert from_log("m", entry, None)["status"] == "accepted" and from_log("m", entry, {"v": 1})["view"] == {"v": 1}
+
+
+def test_legal_actions_never_hand_out_guessable_mastermind_secrets():
+    listed = [{"type": "set_code", "code": [0, 1, 2, 3], "salt": "public-derivable"},
+              {"type": "set_code", "code": [1, 1, 2, 3], "salt": "public-derivable"},
+              {"type": "commit", "commitment": "a" * 64}, {"type": "guess", "code": [0, 0, 0, 0]}]
+    cleaned = _without_guessable_secrets(listed)
+    assert [a["type"] for a in cleaned] == ["set_code", "set_code", "guess"]
+    assert cleaned[0]["salt"] != "public-derivable" and len(cleaned[0]["salt"]) == 32
+    assert _without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
+
+
+@pytest.mark.parametrize("game,line,action", [
+    ("strands", "1,0 0,-1", {"type": "place", "cells": [[1, 0], [0, -1]]}),
+    ("mana", "b1", {"type": "place_daimyo", "square": "b1"}),
+    ("mana", "e1 d3 a3", {"type": "move", "from": "e1", "to": "d3", "bird": "a3"}),
+    ("mana", "E1 D3", {"type": "move", "from": "e1", "to": "d3"}),
+    ("mana", "drop d3 a3", {"type": "drop", "to": "d3", "bird": "a3"}),
+    ("mastermind", "guess 0123", {"type": "guess", "code": [0, 1, 2, 3]}),
+    ("mastermind", "feedback 2 1", {"type": "feedback", "black": 2, "white": 1}),
+    ("mastermind", "reveal 0123 abcdef0123456789", {"type": "reveal", "code": [0, 1, 2, 3], "salt": "abcdef0123456789"}),
+    ("mind_ninja", "bid 3", {"type": "bid", "value": 3}),
+    ("mind_ninja", "pass", {"type": "pass"}),
+    ("mind_ninja", "role blocker", {"type": "choose_role", "role": "blocker"}),
+    ("mind_ninja", "0,1 red", {"type": "place", "cell": [0, 1], "color": "red"}),
+    ("mind_ninja", "setup 0,0:red 1,-1:blue", {"type": "setup", "stones": [{"cell": [0, 0], "color": "red"},
+                                                                          {"cell": [1, -1], "color": "blue"}]}),
+    ("mind_ninja", "end", {"type": "end_setup"}),
+    ("strands", "resign", {"type": "resign"}),
+    ("mana", "claim", {"type": "claim_timeout"}),
+    ("mana", '{"type": "abort"}', {"type": "abort"}),
+])
+def test_short_move_syntax(game, line, action):
+    assert parse(game, line) == action
+
+
+def test_short_syntax_errors_say_what_was_expected_and_commit_uses_the_rules_commitment(capsys):
+    for game, line in (("strands", "1;0"), ("mastermind", "guess red"), ("mana", "a1 b2 c3 d4"), ("strands", "{bad")):
+        with pytest.raises(ValueError) as error:
+            parse(game, line)
+        assert str(error.value)
+    set_code = parse("mastermind", "set 0123")
+    assert set_code["code"] == [0, 1, 2, 3] and len(set_code["salt"]) == 32
+    view = {"match_id": "m-x", "round": 2, "attempt": 1}
+    commit = parse("mastermind", "commit 0123", view)
+    salt = capsys.readouterr().out.split()[-1]
+    assert commit["commitment"] == commitment_of("m-x", 2, 1, "0123", salt)
+
+
+@pytest.mark.parametrize("game", sorted(DEFAULT_OPTIONS))
+def test_the_public_position_the_cli_draws_is_the_true_position(game):
+    """Folding the public events (what /events and the stream give) draws every position exactly
+    as the rules' own state (which may hold a secret) draws it."""
+    options = {**DEFAULT_OPTIONS[game], **({"side": 4} if game == "mind_ninja" else {})}
+    position = PublicPosition()
+    for _, step in random_playout_records(game, options, seed=5, match_id="m-cli"):
+        if step.result["status"] == "accepted" and not step.result["duplicate"]:
+            assert position.apply(step.result)
+            assert render(position.state) == render(step.state)
+            assert not position.apply(step.result)  # seen already
+
+
+def test_retry_after_is_whole_seconds_and_at_least_one():
+    assert Verdict(False, 1).retry_after_s == 1 and Verdict(False, 1001).retry_after_s == 2
