@@ -128,6 +128,13 @@ class Game:
     def evolve(self, state: Any, event: Event) -> Any:
         raise NotImplementedError
 
+    def execute(self, state: Any, seat: int, action: Any, at_ms: int) -> tuple[list[Event], Any]:
+        """`decide`, then `evolve` over its events: (events, new state). A game that must
+        evolve while deciding (to see what its move leads to) overrides this to not do it twice;
+        the property tests check that evolve over the events gives the same state."""
+        events = self.decide(state, seat, action, at_ms)
+        return events, self.apply(state, events)
+
     def to_move(self, state: Any) -> tuple[int, ...]:
         raise NotImplementedError
 

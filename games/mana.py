@@ -198,8 +198,12 @@ class Mana(Game):
 
     # --- decide -------------------------------------------------------------------------------
     def decide(self, state: ManaState, seat: int, action: Any, at_ms: int) -> list[Event]:
+        return self.execute(state, seat, action, at_ms)[0]
+
+    def execute(self, state: ManaState, seat: int, action: Any, at_ms: int) -> tuple[list[Event], ManaState]:
         if isinstance(action, PlaceDaimyo):
-            return self._decide_place(state, seat, action)
+            events = self._decide_place(state, seat, action)
+            return events, self.apply(state, events)
         if state.phase == "setup":
             raise illegal(f"the Daimyos are not placed yet: {COLOURS[state.turn]} places its Daimyo first "
                           f"(place_daimyo on {' or '.join(DAIMYO_SQUARES[state.turn])})")
@@ -326,15 +330,16 @@ class Mana(Game):
         bird = self._check_bird(action.bird, end, black | white | 1 << end, False)
         return {"type": "ronin_dropped", "seat": seat, "to": action.to, "bird": bird}
 
-    def _with_passes(self, state: ManaState, event: Event) -> list[Event]:
-        """The action's event, plus `turn_passed` for each seat that then has no legal action."""
+    def _with_passes(self, state: ManaState, event: Event) -> tuple[list[Event], ManaState]:
+        """The action's event, plus `turn_passed` for each seat that then has no legal action;
+        and the state they lead to."""
         events = [event]
         after = self.evolve(state, event)
         while after.phase == "play" and not self.has_action(after):
             passed: Event = {"type": "turn_passed", "seat": after.turn}
             events.append(passed)
             after = self.evolve(after, passed)
-        return events
+        return events, after
 
     @staticmethod
     def has_action(state: ManaState) -> bool:

@@ -171,8 +171,7 @@ def _game_action(state: MatchState, player: str, action: dict[str, Any], at: str
     now = to_ms(at)
     if state.clock is not None and state.clock.left(seat, now, running=True) <= 0:
         raise illegal(f"seat {seat}'s clock ran out; the match ends when the timeout is claimed")
-    events = game.decide(state.board, seat, parsed, now)
-    board = game.apply(state.board, events)
+    events, board = game.execute(state.board, seat, parsed, now)
     state = state.evolved(board=board, game_actions=state.game_actions + 1, clock=_charge(state.clock, seat, now))
     outcome = game.outcome(board)
     if outcome is not None:
