@@ -101,7 +101,8 @@ SERVICES: list[ServiceSpec] = [
         module="services.gateway",
         port=lambda s: s.gateway_port,
         ready="http:/healthz",
-        description="HTTP API + SSE + web client",
+        stop_timeout=10.0,
+        description="HTTP API + SSE + timekeeper + web client",
     ),
 ]
 

@@ -6,6 +6,7 @@ from typing import Any, Optional
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 _CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
@@ -47,6 +48,13 @@ def install(app: FastAPI) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _CODES.get(exc.status_code, "error")
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=getattr(exc, "headers", None))
+
+    async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(error_body("unavailable", f"Redis is unavailable ({type(exc).__name__}: {exc}); retry"),
+                            503, headers={"Retry-After": "1"})
+
+    app.add_exception_handler(RedisConnectionError, _redis_down)
+    app.add_exception_handler(RedisTimeoutError, _redis_down)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
