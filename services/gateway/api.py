@@ -50,7 +50,7 @@ class JoinRequest(Body):
 class ActionRequest(Body):
     action: dict[str, Any] = Field(description='a lifecycle or game action, e.g. {"type": "resign"}')
     event_id: Optional[EventId] = Field(default=None, description="idempotency key; omitted: a new one")
-    expected_seq: Optional[int] = Field(default=None, ge=0, description="reject as stale unless the match is at this seq")
+    expected_seq: Optional[int] = Field(default=None, ge=0, le=2**53, description="reject as stale unless the match is at this seq")
     seat: Optional[Seat] = Field(default=None, description="the seat you act for; must be the token's")
 
 

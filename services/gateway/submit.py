@@ -47,7 +47,10 @@ class Submitter:
                      timeout_s: float = 10.0) -> Optional[dict[str, Any]]:
         """Produce the record (acknowledged by the broker). With `wait`, return its result
         record, or None when none came within `timeout_s`."""
-        raw = orjson.dumps(record)
+        try:
+            raw = orjson.dumps(record)
+        except orjson.JSONEncodeError as error:  # e.g. an integer beyond 64 bits
+            raise ApiError(422, "malformed", f"the action cannot be encoded as JSON: {error}") from None
         if len(raw) > MAX_RECORD_BYTES:
             raise ApiError(413, "too_large", f"the move record would be {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}")
         if not wait:

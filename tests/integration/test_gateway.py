@@ -188,3 +188,32 @@ def _moves(gateway, expect: int, timeout: float = 15.0) -> list[dict]:
     finally:
         consumer.close()
     return got
+
+
+def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(gateway):
+    """A producer that stamps records with broker times far before their `at` makes the seek by
+    creation time land after the create; the gateway notices (the fold disagrees with the
+    projection's accepted event ids) and refolds the partition from its start."""
+    from games.playout import random_playout_records
+    from games.timeutil import to_ms
+    from kafka import KafkaProducer
+
+    played = list(random_playout_records("strands", {"layout": "small-4"}, seed=2, match_id="m-tt"))
+    created_ms = to_ms(orjson.loads(played[0][0])["at"])
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap)
+    for number, (raw, _) in enumerate(played):  # the create looks an hour older than it is
+        stamp = created_ms - 3_600_000 if number == 0 else created_ms + number
+        producer.send(gateway.topics.moves, key=b"m-tt", value=raw, timestamp_ms=stamp)
+    producer.flush()
+    producer.close()
+    gateway.redis.hset(gateway.keys.match("m-tt"), mapping={
+        "game": "strands", "seq": len(played), "created_at": orjson.loads(played[0][0])["at"],
+        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(played[-1][1].result["view"])})
+    for raw, step in played:  # the projection's log, as the projector writes it
+        entry = {k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}
+        gateway.redis.zadd(gateway.keys.match_log("m-tt"), {orjson.dumps(entry): step.result["seq"]})
+    for raw, step in played:
+        answer = gateway.http.get(f"/v1/matches/m-tt/positions/{step.result['seq']}")
+        assert answer.status_code == 200 and answer.json() == step.result["view"], step.result["seq"]
+    assert "refolded from the partition start" in gateway.process.log_text()
+    assert gateway.http.get("/v1/matches/m-tt/legal-actions", headers=auth(TOKENS.issue("m-tt", 0))).json()["status"] == "over"
