@@ -182,14 +182,16 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
 def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: dict) -> None:
     try:
         conflict = projection.apply(polled)
-    except redis.ConnectionError as error:  # the script may or may not have run: ask Redis
-        log.error("Redis connection lost (%s); resuming from the stored offsets in 1 s", error)
+    except redis.RedisError as error:  # the script may or may not have run: the stored offsets tell
+        log.error("Redis failed during a batch (%s: %s); resuming from the stored offsets in 1 s",
+                  type(error).__name__, error)
         time.sleep(1.0)
-        conflict = Conflict("(unknown after a lost connection)", None)
+        _resync(projection, consumer)
+        return
     if conflict is not None:
         log.warning("stored offset of %s is %s, not what this worker expected (another projector took the "
                     "partition, or the projection was wiped): nothing written; resuming from the stored offsets",
-                    conflict.field, conflict.stored)
+                    conflict.field, "none" if conflict.stored is None else conflict.stored)
         _resync(projection, consumer)
 
 
@@ -198,8 +200,8 @@ def _resync(projection: Projection, consumer: KafkaConsumer) -> None:
         try:
             positions = projection.own(consumer.assignment())
             break
-        except redis.ConnectionError as error:
-            log.error("Redis unreachable (%s); retrying in 1 s", error)
+        except redis.RedisError as error:
+            log.error("Redis unreachable (%s: %s); retrying in 1 s", type(error).__name__, error)
             time.sleep(1.0)
     _seek(consumer, positions)
     log.info("resumed at the stored offsets: %s", _describe(positions))

@@ -1,0 +1,72 @@
+"""The projector's Redis side on a real Redis: a batch is applied only while the stored offsets
+are what its worker expects (a zombie writes nothing), the wipe takes only the projection."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import orjson
+import pytest
+from kafka import TopicPartition
+
+from games.fold import Replayer
+from services.common.redis_keys import Keys
+from services.common.settings import Topics
+from services.projector.runner import Projection
+from services.projector.store import Store, dump
+from tests.support import record
+
+pytestmark = pytest.mark.integration
+Message = namedtuple("Message", "offset value")
+TOPICS = Topics("z.")
+RESULTS0 = TopicPartition(TOPICS.results, 0)
+SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
+
+
+def results_of_a_match() -> list[bytes]:
+    create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": SIDE2}
+    moves = [record("m1", "alice", create, 0), record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
+             record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2)]
+    replayer = Replayer()
+    return [orjson.dumps(replayer.feed(raw).result) for raw in moves]
+
+
+def test_a_worker_whose_partition_moved_on_writes_nothing_and_resumes_from_the_stored_offset(redis_client):
+    keys = Keys("fence:")
+    results = results_of_a_match()
+    zombie, successor = (Projection(Store(redis_client, keys, "projector"), TOPICS) for _ in range(2))
+    assert zombie.own([RESULTS0]) == {RESULTS0: None} and successor.own([RESULTS0]) == {RESULTS0: None}
+    assert successor.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1])]}) is None
+    before = dump(redis_client, keys)
+    conflict = zombie.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1]), Message(2, results[2])]})
+    assert conflict is not None and conflict.field == f"{TOPICS.results}:0" and conflict.stored == 2
+    assert dump(redis_client, keys) == before  # nothing of the zombie's batch landed
+    assert zombie.own([RESULTS0]) == {RESULTS0: 2}  # it would seek there
+    assert zombie.apply({RESULTS0: [Message(1, results[1]), Message(2, results[2])]}) is None  # 1 is skipped
+    assert redis_client.hget(keys.match("m1"), "seq") == b"3"
+    assert redis_client.zcard(keys.match_log("m1")) == 3
+    assert redis_client.hget(keys.offsets("projector"), f"{TOPICS.results}:0") == b"3"
+    assert successor.apply({RESULTS0: [Message(2, results[2])]}) is not None  # now the successor is fenced
+
+
+def test_the_wipe_takes_the_projection_and_nothing_else(redis_client):
+    keys = Keys("wipe:")
+    projection = Projection(Store(redis_client, keys, "projector"), TOPICS)
+    projection.own([RESULTS0])
+    projection.apply({RESULTS0: [Message(i, raw) for i, raw in enumerate(results_of_a_match())]})
+    redis_client.set(keys.ratelimit("alice"), "5")
+    redis_client.set("wipe-other:match:x", "1")
+    redis_client.set("other:thing", "1")
+    projected = len(dump(redis_client, keys))
+    assert projected > 5
+    assert projection.store.wipe() == projected
+    assert dump(redis_client, keys) == {}
+    assert sorted(redis_client.keys("*")) == [b"other:thing", b"wipe-other:match:x", b"wipe:ratelimit:alice"]
+
+
+def test_the_dump_is_canonical_and_prefix_free(redis_client):
+    redis_client.zadd("a:z", {"m2": 1.5, "m1": 1.5, "m0": 0})
+    redis_client.hset("a:h", mapping={"b": "2", "a": "1"})
+    redis_client.sadd("a:s", "y", "x")
+    redis_client.set("a:ratelimit:p", "1")
+    assert dump(redis_client, Keys("a:")) == {"h": ["hash", {"a": "1", "b": "2"}], "s": ["set", ["x", "y"]],
+                                              "z": ["zset", [["m0", 0.0], ["m1", 1.5], ["m2", 1.5]]]}
