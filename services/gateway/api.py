@@ -15,7 +15,6 @@ from games.match import view as match_view
 from games.registry import get_game
 from schemas.base import GAME_NAMES, EventId, GameName, MatchId, PlayerId, Seat
 from schemas.lifecycle import Clock
-from services.common.redis_keys import LEADERBOARDS, MATCH_LISTS
 
 from .app import Gateway
 from .errors import ApiError

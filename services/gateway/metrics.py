@@ -53,5 +53,5 @@ class MetricsMiddleware:
             await self.app(scope, receive, send_and_note)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
+            template = getattr(route, "path", None) or ("static" if route is not None else "unmatched")
             self.metrics.requests.labels(template, scope["method"], str(status)).inc()
