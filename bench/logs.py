@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from games.playout import random_playout_records
 
@@ -14,28 +14,45 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def match_id_for(game: str, seed: int, number: int, prefix: str = "") -> str:
+    return f"{prefix}{game}-{seed}-{number}"
+
+
+def random_match(game: str, seed: int, number: int, options: dict[str, Any] | None = None,
+                 prefix: str = "") -> Iterator[bytes]:
+    """The records of one complete random match (number `number` of `seed`), lazily."""
+    options = DEFAULT_OPTIONS[game] if options is None else options
+    match_id = match_id_for(game, seed, number, prefix)
+    return (raw for raw, _ in random_playout_records(game, options, seed * 1_000_003 + number, match_id))
+
+
+def interleave(matches: Iterable[Iterator[bytes]], open_at_once: int) -> Iterator[bytes]:
+    """Records of many matches, `open_at_once` of them interleaved round-robin (as on a real
+    partition); each match's records stay in order, so the result folds as each match alone."""
+    pending = iter(matches)
+    running: list[Iterator[bytes]] = []
+    while True:
+        while len(running) < open_at_once:
+            match = next(pending, None)
+            if match is None:
+                break
+            running.append(match)
+        if not running:
+            return
+        for match in list(running):
+            raw = next(match, None)
+            if raw is None:
+                running.remove(match)
+            else:
+                yield raw
+
+
 def random_match_records(game: str, matches: int, seed: int = 0, open_at_once: int = 20,
                          options: dict[str, Any] | None = None, prefix: str = "") -> Iterator[bytes]:
     """Records of `matches` complete random matches, `open_at_once` of them interleaved
     round-robin (as on a real partition)."""
-    options = DEFAULT_OPTIONS[game] if options is None else options
-    pending = iter(range(matches))
-    running: list[Iterator] = []
-    while True:
-        while len(running) < open_at_once:
-            number = next(pending, None)
-            if number is None:
-                break
-            match_id = f"{prefix}{game}-{seed}-{number}"
-            running.append(random_playout_records(game, options, seed * 1_000_003 + number, match_id))
-        if not running:
-            return
-        for playout in list(running):
-            taken = next(playout, None)
-            if taken is None:
-                running.remove(playout)
-            else:
-                yield taken[0]
+    return interleave((random_match(game, seed, number, options, prefix) for number in range(matches)),
+                      open_at_once)
 
 
 def write_random_log(path: Path, game: str, matches: int, seed: int = 0) -> int:

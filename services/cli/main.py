@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "services.cli.audit",        # audit
     "services.cli.projector_cmd",  # rebuild
     "services.cli.play",         # new, join, act, show, watch, play, leaderboard (over HTTP)
+    "services.cli.bench_cmd",    # bench
 ]
 
 app = typer.Typer(

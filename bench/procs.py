@@ -1,0 +1,159 @@
+"""The processes a benchmark run starts itself: rules workers, the projector, the raw Kafka
+pass-through. Each scenario decides how many of which; each has its own log and data dir."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .stack import BenchStack, RunSpace
+
+REPO = Path(__file__).resolve().parents[1]
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class ServiceFailed(RuntimeError):
+    """A process the benchmark started exited or did not become ready; the message has its log's tail."""
+
+
+@dataclass
+class Service:
+    name: str
+    module: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+    dir: Path
+    ready_fragment: Optional[str] = None  # a log line that means ready; None: the ready file
+    popen: Optional[subprocess.Popen] = None
+
+    @property
+    def log(self) -> Path:
+        return self.dir / f"{self.name}.log"
+
+    @property
+    def ready_file(self) -> Path:
+        return self.dir / f"{self.name}.ready"
+
+    @property
+    def pid(self) -> int:
+        assert self.popen is not None
+        return self.popen.pid
+
+    def start(self) -> "Service":
+        self.ready_file.unlink(missing_ok=True)
+        data_dir = self.dir / "data" / self.name
+        data_dir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
+               "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(self.ready_file)}
+        with open(self.log, "ab") as log:
+            self.popen = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+        return self
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._ready():
+            if self.popen.poll() is not None:
+                raise ServiceFailed(f"{self.name} exited while starting (exit code {self.popen.returncode}); "
+                                    f"last lines of {self.log}:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                raise ServiceFailed(f"{self.name} was not ready after {timeout:g}s; last lines of {self.log}:\n{self.tail()}")
+            time.sleep(0.05)
+
+    def _ready(self) -> bool:
+        if self.ready_fragment is None:
+            return self.ready_file.exists()
+        return self.ready_fragment in self.log.read_text(errors="replace")
+
+    def check_alive(self) -> None:
+        if self.popen is not None and self.popen.poll() is not None:
+            raise ServiceFailed(f"{self.name} exited during the run (exit code {self.popen.returncode}); "
+                                f"last lines of {self.log}:\n{self.tail()}")
+
+    def rss_bytes(self) -> int:
+        """Resident set size now (VmRSS of /proc/<pid>/status)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise ServiceFailed(f"{self.name}: no VmRSS in /proc/{self.pid}/status")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time used so far (/proc/<pid>/stat), all threads."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.popen is None or self.popen.poll() is not None:
+            return
+        os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(10)
+
+    def tail(self, lines: int = 30) -> str:
+        if not self.log.exists():
+            return "(no log)"
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def service_env(stack: BenchStack, space: RunSpace) -> dict[str, str]:
+    return {"KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap, "REDIS_URL": stack.redis_url,
+            "PLYLOG_TOPIC_PREFIX": space.topics.prefix, "PLYLOG_REDIS_PREFIX": space.redis_prefix,
+            "PLYLOG_PARTITIONS": str(stack.partitions), "PLYLOG_HOME": str(space.dir)}
+
+
+def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1) -> Service:
+    name = f"rules-{number}"
+    env = {**service_env(stack, space), "PLYLOG_SERVICE": "rules", "PLYLOG_INSTANCE": str(number)}
+    return Service(name, "services.rules", ("--name", name), env, space.dir)
+
+
+def projector(stack: BenchStack, space: RunSpace) -> Service:
+    env = {**service_env(stack, space), "PLYLOG_SERVICE": "projector", "PLYLOG_INSTANCE": "1"}
+    return Service("projector", "services.projector", (), env, space.dir)
+
+
+def passthrough(stack: BenchStack, space: RunSpace) -> Service:
+    """The raw Kafka baseline: moves -> results, bytes untouched (bench/passthrough.py)."""
+    args = ("--source", space.topics.moves, "--target", space.topics.results, "--group", f"{space.topics.prefix}passthrough")
+    return Service("passthrough", "bench.passthrough", args, service_env(stack, space), space.dir)
+
+
+class Services:
+    """Start several services together, wait for all, stop all (in reverse) however the run ends."""
+
+    def __init__(self, *services: Service):
+        self.services = list(services)
+
+    def __enter__(self) -> "Services":
+        try:
+            for service in self.services:
+                service.start()
+            for service in self.services:
+                service.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        for service in reversed(self.services):
+            service.stop()
+
+    def check_alive(self) -> None:
+        for service in self.services:
+            service.check_alive()
+
+    def cpu_seconds(self) -> dict[str, float]:
+        return {service.name: service.cpu_seconds() for service in self.services}

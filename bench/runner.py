@@ -1,0 +1,157 @@
+"""Run scenarios several times (round-robin, so a noisy moment hits one run of each rather than
+every run of one), then reduce every figure to median, min and max over the runs."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import platform
+import shutil
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Optional
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import scenarios
+from .figures import FIGURES
+from .measure import percentile, spread
+from .scenarios import Context, Params, RunResult
+from .stack import BenchStack
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    run: Callable[[Context], Awaitable[RunResult]]
+    main: str  # the figure that picks the run whose curves are plotted (the median one)
+    requires: tuple[str, ...] = ()
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
+    Scenario("baseline", "raw Kafka pass-through: aiokafka consume -> produce, no decoding", scenarios.baseline,
+             "records_per_s"),
+    Scenario("pipeline", "burst of moves: rules worker alone, then rules worker + projector", scenarios.pipeline,
+             "moves_per_s", requires=("baseline",)),
+    Scenario("latency", "closed-loop bots at a fixed offered rate, produce -> view readable", scenarios.latency_run,
+             "p99_ms"),
+    Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
+    Scenario("scale", "the same burst on 1 and on 2 rules workers", scenarios.scale, "workers_2_moves_per_s"),
+    Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
+]}
+
+
+def plan(names: list[str]) -> list[str]:
+    """The scenarios to run, in the canonical order, with what they need (pipeline: baseline)."""
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        raise KeyError(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    wanted = set(names or SCENARIOS)
+    for name in list(wanted):
+        wanted.update(SCENARIOS[name].requires)
+    return [n for n in SCENARIOS if n in wanted]
+
+
+def run(stack: BenchStack, params: Params, names: list[str], console: Console, mode: str) -> dict:
+    """Every run of every scenario; returns the report (see bench/report.py for its files)."""
+    order = plan(names)
+    shutil.rmtree(stack.work_dir / "runs", ignore_errors=True)  # logs of the previous invocation
+    report = {"version": 1, "mode": mode, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "params": dataclasses.asdict(params), "host": _host(), "scenarios": {},
+              "stack": {"kafka": stack.bootstrap, "redis": stack.redis_url, "partitions": stack.partitions}}
+    outcomes: dict[str, list] = {name: [] for name in order}
+    columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        ctx = Context(stack, params, say=lambda text: bar.console.print(f"[dim]{text}[/dim]"))
+        ctx.say("preparing the loads (random matches, cached) ...")
+        total = bar.add_task("all runs", total=len(order) * params.runs)
+        current = bar.add_task("", total=1000)
+        for number in range(params.runs):
+            for name in order:
+                bar.update(current, description=f"{name} (run {number + 1}/{params.runs})", completed=0)
+                ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))
+                outcomes[name].append(_one_run(SCENARIOS[name], ctx, bar.console))
+                bar.advance(total)
+        bar.update(current, description="done", completed=1000)
+    for name in order:
+        report["scenarios"][name] = summarise(SCENARIOS[name], outcomes[name])
+    _derive(report["scenarios"])
+    attach_goals(report)
+    report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    report["host"]["load_average_end"] = list(os.getloadavg())
+    return report
+
+
+def _one_run(scenario: Scenario, ctx: Context, console: Console) -> RunResult | Exception:
+    started = time.perf_counter()
+    try:
+        result = asyncio.run(scenario.run(ctx))
+    except Exception as error:  # noqa: BLE001 - one failed run must not lose the others
+        console.print(f"[red]{scenario.name}: run failed: {type(error).__name__}: {error}[/red]")
+        if os.environ.get("PLYLOG_DEBUG"):
+            console.print(traceback.format_exc())
+        return error
+    main = result.figures.get(scenario.main)
+    shown = f"{scenario.main} = {main:,.1f}" if main is not None else ", ".join(result.notes)
+    console.print(f"{scenario.name}: {shown} ({time.perf_counter() - started:.0f}s)")
+    return result
+
+
+def summarise(scenario: Scenario, outcomes: list) -> dict:
+    runs = [r for r in outcomes if isinstance(r, RunResult)]
+    keys = list(dict.fromkeys(k for r in runs for k in r.figures))
+    figures = {k: spread([r.figures.get(k, math.nan) for r in runs]) for k in keys}
+    summary = {"title": scenario.title, "runs": len(outcomes), "figures": figures,
+               "notes": sorted({n for r in runs for n in r.notes}),
+               "errors": [f"{type(e).__name__}: {e}" for e in outcomes if isinstance(e, Exception)]}
+    median_run = _median_run(runs, scenario.main, figures.get(scenario.main, {}).get("median"))
+    if median_run is not None:
+        summary["series"] = {label: s.to_json() for label, s in median_run.series.items()}
+        summary["latency_quantiles_ms"] = {label: _quantiles(values) for label, values in median_run.latencies.items()}
+    return summary
+
+
+def _median_run(runs: list[RunResult], key: str, median: Optional[float]) -> Optional[RunResult]:
+    if not runs:
+        return None
+    if median is None:
+        return runs[0]
+    return min(runs, key=lambda r: abs(r.figures.get(key, math.inf) - median))
+
+
+def _quantiles(sorted_values: list[float]) -> list[list[float]]:
+    """(quantile %, ms) at every half percent and the max: enough for a CDF plot."""
+    points = [[q / 2, round(percentile(sorted_values, q / 2), 3)] for q in range(1, 200)]
+    return points + [[100.0, round(sorted_values[-1], 3)]]
+
+
+def _derive(summaries: dict) -> None:
+    """Figures made of two scenarios: the pipeline against the baseline of the same invocation."""
+    base = summaries.get("baseline", {}).get("figures", {}).get("records_per_s")
+    pipeline = summaries.get("pipeline", {}).get("figures", {})
+    if not base or base["median"] is None:
+        return
+    for key, ratio in (("moves_per_s", "ratio_to_baseline"), ("rules_moves_per_s", "rules_ratio_to_baseline")):
+        if pipeline.get(key, {}).get("median") is not None:
+            pipeline[ratio] = {"median": pipeline[key]["median"] / base["median"],
+                               "min": pipeline[key]["min"] / base["max"], "max": pipeline[key]["max"] / base["min"],
+                               "runs": None}
+
+
+def attach_goals(report: dict) -> None:
+    for figure in FIGURES:
+        summary = report["scenarios"].get(figure.scenario)
+        if summary is None or figure.goal is None or figure.key not in summary["figures"]:
+            continue
+        value = summary["figures"][figure.key]["median"]
+        summary.setdefault("goals", {})[figure.key] = {"op": figure.goal.op, "value": figure.goal.value,
+                                                       "met": figure.goal.met(value)}
+
+
+def _host() -> dict:
+    return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+            "load_average_start": list(os.getloadavg())}

@@ -1,0 +1,329 @@
+"""The benchmark scenarios. Each is one measured run: it makes its own topics and Redis keys
+(bench.stack), starts the processes it measures (bench.procs), and returns its figures.
+
+Throughput runs start the processes on empty topics, wait until they are ready (joined,
+partitions assigned), then produce a large pre-generated load as fast as the client can
+(~150,000 records/s in whole batches, so the producer finishes long before the consumers and
+costs them little CPU) and time from the first send until the last record is done.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import AsyncIterator, Awaitable, Callable
+
+import redis.asyncio as aioredis
+
+from games.fold import encode
+from services.common import moves_log
+from services.common.moves_log import partition_of
+from services.common.redis_keys import Keys
+
+from . import latency
+from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all
+from .logs import interleave
+from .measure import EndOffsets, Series, follow, percentile
+from .procs import REPO, Service, Services, passthrough, projector, rules_worker, service_env
+from .replay_bench import replay_rate
+from .stack import BenchStack, RunSpace
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Params:
+    runs: int = 3                    # runs per scenario (each figure: median, min, max)
+    moves: int = 100_000             # throughput load (baseline, pipeline, scale)
+    open_matches: int = 1_000        # matches in progress at once in that load
+    latency_rate: float = 1_000.0    # offered moves/s
+    latency_seconds: float = 30.0
+    latency_warmup_s: float = 3.0    # moves sent before this are not counted
+    latency_bots: int = 400
+    memory_matches: int = 10_000
+    memory_moves_each: int = 4       # records per match after its create (all matches stay active)
+    replay_matches: int = 300        # per game
+
+
+FULL = Params()
+QUICK = Params(runs=1, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
+               latency_bots=100, memory_matches=400, replay_matches=15)
+
+
+@dataclass
+class RunResult:
+    figures: dict[str, float] = field(default_factory=dict)
+    series: dict[str, Series] = field(default_factory=dict)  # throughput over time
+    latencies: dict[str, list[float]] = field(default_factory=dict)  # sorted, ms (latency CDF)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    stack: BenchStack
+    params: Params
+    say: Callable[[str], None] = lambda _: None
+    step: Callable[[float], None] = lambda _: None  # progress of the current run, 0..1
+    _loads: dict = field(default_factory=dict)
+
+    def playouts(self, spec: LoadSpec) -> Playouts:
+        if spec not in self._loads:
+            self._loads[spec] = cached(spec, self.stack.cache_dir, self.say)
+        return self._loads[spec]
+
+    def throughput_load(self) -> list[Record]:
+        key = ("mixed", self.params.moves, self.params.open_matches)
+        if key not in self._loads:
+            self._loads[key] = self.playouts(LoadSpec.for_moves(self.params.moves)).mixed(self.params.open_matches)
+        return self._loads[key]
+
+
+def available(module: str) -> bool:
+    """True when `python -m module` can run (a service may not be written yet)."""
+    try:
+        spec = importlib.util.find_spec(module)
+        return spec is not None and (spec.submodule_search_locations is None
+                                     or importlib.util.find_spec(module + ".__main__") is not None)
+    except (ImportError, ValueError):
+        return False
+
+
+def has_projector() -> bool:
+    return available("services.projector")
+
+
+# --- progress measures ---------------------------------------------------------------------------
+Progress = Callable[[], Awaitable[int]]
+
+
+class ProjectorOffsets:
+    """How many results the projector has applied: the next offsets it stored in Redis for the
+    results topic (written atomically with the writes they cover)."""
+
+    CONSUMER = "projector"
+
+    def __init__(self, stack: BenchStack, space: RunSpace):
+        self.client = aioredis.Redis.from_url(stack.redis_url)
+        self.key = Keys(space.redis_prefix).offsets(self.CONSUMER)
+        self.field_prefix = f"{space.topics.results}:".encode()
+
+    async def total(self) -> int:
+        stored = await self.client.hgetall(self.key)
+        return sum(int(v) for k, v in stored.items() if k.startswith(self.field_prefix))
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+@dataclass
+class Burst:
+    rate: float  # records/s from the first send to the last record done
+    series: Series
+    cpu_us: dict[str, float]  # CPU time per record of each process under test (user + system, µs)
+
+
+@contextlib.asynccontextmanager
+async def progress_of(ctx: Context, space: RunSpace, until_projector: bool) -> AsyncIterator[Progress]:
+    """How many records are done: results on Kafka, or results the projector applied in Redis."""
+    if until_projector:
+        offsets = ProjectorOffsets(ctx.stack, space)
+        try:
+            yield offsets.total
+        finally:
+            await offsets.close()
+    else:
+        async with EndOffsets(ctx.stack.bootstrap, space.topics.results, ctx.stack.partitions) as results:
+            yield results.total
+
+
+async def burst(ctx: Context, space: RunSpace, records: list[Record], running: Services,
+                until_projector: bool = False) -> Burst:
+    """Produce `records` as fast as possible and follow the progress until all are done."""
+    async with progress_of(ctx, space, until_projector) as progress:
+        cpu_before = running.cpu_seconds()
+        started = time.perf_counter()
+        sending = asyncio.ensure_future(produce_all(ctx.stack.bootstrap, space.topics.moves, records,
+                                                    ctx.stack.partitions))
+        try:
+            series = await follow(progress, len(records), on_sample=lambda done: ctx.step(done / len(records)),
+                                  check=running.check_alive)
+            elapsed = time.perf_counter() - started
+            cpu_after = running.cpu_seconds()
+        finally:
+            await sending
+    cpu_us = {name: (cpu_after[name] - cpu_before[name]) * 1e6 / len(records) for name in cpu_before}
+    return Burst(len(records) / elapsed, series, cpu_us)
+
+
+async def throughput(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]],
+                     until_projector: bool = False) -> Burst:
+    with ctx.stack.run_space(label) as space, Services(*make(space)) as running:
+        return await burst(ctx, space, ctx.throughput_load(), running, until_projector)
+
+
+# --- scenarios -----------------------------------------------------------------------------------
+async def baseline(ctx: Context) -> RunResult:
+    measured = await throughput(ctx, "baseline", lambda space: [passthrough(ctx.stack, space)])
+    return RunResult({"records_per_s": measured.rate, "cpu_us_per_record": measured.cpu_us["passthrough"]},
+                     {"baseline pass-through": measured.series})
+
+
+async def pipeline(ctx: Context) -> RunResult:
+    rules = await throughput(ctx, "rules", lambda space: [rules_worker(ctx.stack, space)])
+    run = RunResult({"rules_moves_per_s": rules.rate, "rules_cpu_us_per_move": rules.cpu_us["rules-1"]},
+                    {"rules worker only": rules.series})
+    if has_projector():
+        both = await throughput(ctx, "pipeline", lambda space: [rules_worker(ctx.stack, space),
+                                                                 projector(ctx.stack, space)],
+                                until_projector=True)
+        run.figures.update(moves_per_s=both.rate, projector_cpu_us_per_result=both.cpu_us["projector"])
+        run.series["pipeline (rules + projector)"] = both.series
+    else:
+        run.notes.append("no projector yet (services/projector): only the rules worker was measured")
+    return run
+
+
+async def scale(ctx: Context) -> RunResult:
+    run = RunResult()
+    for workers in (1, 2):
+        measured = await throughput(ctx, f"scale{workers}",
+                                    lambda space: [rules_worker(ctx.stack, space, n + 1) for n in range(workers)])
+        run.figures[f"workers_{workers}_moves_per_s"] = measured.rate
+        run.figures[f"workers_{workers}_cpu_us_per_move"] = sum(measured.cpu_us.values())
+        run.series[f"{workers} rules worker{'s' if workers > 1 else ''}"] = measured.series
+    run.figures["speedup"] = run.figures["workers_2_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+    return run
+
+
+async def latency_run(ctx: Context) -> RunResult:
+    p = ctx.params
+    views = has_projector()
+    pool = ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7))
+    matches = iter(pool)
+    with ctx.stack.run_space("latency") as space:
+        services = [rules_worker(ctx.stack, space)] + ([projector(ctx.stack, space)] if views else [])
+        with Services(*services):
+            seen = latency.Seen(decisive="views" if views else "results")
+            ready = [asyncio.Event(), asyncio.Event()]
+            observers = [asyncio.ensure_future(latency.observe_results(ctx.stack.bootstrap, space.topics.results, ctx.stack.partitions, seen, ready[0]))]
+            if views:
+                observers.append(asyncio.ensure_future(
+                    latency.observe_views(ctx.stack.redis_url, Keys(space.redis_prefix), seen, ready[1])))
+            try:
+                await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready[:len(observers)])), 30)
+                started = time.perf_counter()
+                report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
+                                            p.latency_rate, p.latency_seconds, seen, ctx.step)
+            finally:
+                for task in observers:
+                    task.cancel()
+                await asyncio.gather(*observers, return_exceptions=True)
+    run = RunResult({"offered_per_s": p.latency_rate, "achieved_per_s": report.achieved_rate,
+                     "missed_ticks": report.missed_ticks, "unanswered": report.unanswered})
+    warm = started + p.latency_warmup_s
+    for observer, prefix in (("views", ""), ("results", "results_")):
+        values = seen.latencies_ms(observer, warm)
+        if not values:
+            continue
+        run.latencies["to the view in Redis" if observer == "views" else "to the result on Kafka"] = values
+        for q in (50, 95, 99):
+            run.figures[f"{prefix}p{q}_ms"] = percentile(values, q)
+        run.figures[f"{prefix}max_ms"] = values[-1]
+    if not views:
+        run.notes.append("no projector yet: latency measured to the result on the results topic only")
+    return run
+
+
+async def memory(ctx: Context) -> RunResult:
+    p = ctx.params
+    playouts = ctx.playouts(LoadSpec.active_matches(p.memory_matches, p.memory_moves_each + 1, seed=11))
+    records = playouts.mixed(len(playouts))
+    views = has_projector()
+    with ctx.stack.run_space("memory") as space:
+        worker = rules_worker(ctx.stack, space)
+        services = [worker] + ([projector(ctx.stack, space)] if views else [])
+        with Services(*services) as running:
+            idle = {s.name: s.rss_bytes() for s in services}
+            await burst(ctx, space, records, running, until_projector=views)
+            await asyncio.sleep(1.0)  # let the last batch's garbage go
+            loaded = {s.name: s.rss_bytes() for s in services}
+    run = RunResult({"active_matches": len(playouts), "rules_rss_mib": loaded[worker.name] / MIB,
+                     "rules_idle_rss_mib": idle[worker.name] / MIB})
+    if views:
+        run.figures["projector_rss_mib"] = loaded["projector"] / MIB
+        run.figures["projector_idle_rss_mib"] = idle["projector"] / MIB
+    else:
+        run.notes.append("no projector yet: rules worker RSS only")
+    return run
+
+
+async def replay(ctx: Context) -> RunResult:
+    """Offline fold per game (one process = one core), on logs of complete random matches."""
+    playouts = ctx.playouts(LoadSpec(ctx.params.replay_matches, seed=3))
+    by_game: dict[str, list[list[bytes]]] = defaultdict(list)
+    for match in playouts:
+        by_game[match_key(match[0]).decode().rsplit("-", 2)[0]].append(match)
+    run = RunResult()
+    with tempfile.TemporaryDirectory(dir=ctx.stack.work_dir) as tmp:
+        for number, game in enumerate(GAMES):
+            path = Path(tmp) / f"{game}.jsonl"
+            path.write_bytes(b"".join(raw + b"\n" for raw in interleave((iter(m) for m in by_game[game]), 20)))
+            run.figures[f"{game}_records_per_s"] = replay_rate(path)[1]
+            ctx.step((number + 1) / (len(GAMES) + 1))
+    if has_projector():
+        run.figures["rebuild_results_per_s"] = await rebuild(ctx)
+    else:
+        run.notes.append("no projector yet: plylog rebuild not measured")
+    ctx.step(1.0)
+    return run
+
+
+def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
+    """The results and outcomes the rules worker gives for the throughput load (the same fold,
+    offline), each result keyed to its move's partition as the worker writes it."""
+    key = ("outputs", ctx.params.moves, ctx.params.open_matches)
+    if key not in ctx._loads:
+        offsets: dict[int, int] = defaultdict(int)
+        placed = []
+        for match_id, raw in ctx.throughput_load():
+            partition = partition_of(match_id, ctx.stack.partitions)
+            placed.append(moves_log.Record(partition, offsets[partition], match_id, raw))
+            offsets[partition] += 1
+        results, outcomes = [], []
+        for record, taken in moves_log.refold(placed):
+            results.append((record.key, encode(taken.result)))
+            if taken.outcome is not None:
+                outcomes.append((record.key, encode(taken.outcome)))
+        ctx._loads[key] = results, outcomes
+    return ctx._loads[key]
+
+
+REBUILT = re.compile(rb"applied (\d+) results .* and (\d+) outcomes .*, (\d+) records/s")
+
+
+async def rebuild(ctx: Context) -> float:
+    """`plylog rebuild` of the throughput load's results: results applied per second."""
+    results, outcomes = worker_outputs(ctx)
+    with ctx.stack.run_space("rebuild") as space:
+        await produce_all(ctx.stack.bootstrap, space.topics.results, results, ctx.stack.partitions)
+        await produce_all(ctx.stack.bootstrap, space.topics.outcomes, outcomes, 1)
+        env = {**os.environ, **service_env(ctx.stack, space), "PYTHONPATH": str(REPO)}
+        done = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], env=env, cwd=REPO,
+                              capture_output=True, timeout=900)
+    said = done.stdout + done.stderr
+    found = REBUILT.search(said)
+    if done.returncode or not found:
+        raise RuntimeError(f"plylog rebuild failed (exit {done.returncode}): {said.decode(errors='replace')[-2000:]}")
+    applied, outcomes_applied, records_per_s = map(int, found.groups())
+    if applied != len(results):
+        raise RuntimeError(f"plylog rebuild applied {applied} results of {len(results)}")
+    return records_per_s * applied / (applied + outcomes_applied)

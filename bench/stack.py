@@ -1,0 +1,71 @@
+"""Where the benchmarks run: a Kafka broker and a Redis, and a private set of topics and Redis
+keys for every measured run (so runs never see each other's records and leave nothing behind)."""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import redis
+
+from services.common import kafka_admin
+from services.common.settings import Topics
+
+
+@dataclass(frozen=True)
+class BenchStack:
+    bootstrap: str
+    redis_url: str
+    work_dir: Path  # logs and data of the processes the benchmarks start; the load cache
+    partitions: int = 12
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.work_dir / "cache"
+
+    @contextlib.contextmanager
+    def run_space(self, label: str) -> Iterator["RunSpace"]:
+        """Fresh contract topics and a fresh Redis key prefix for one run; all deleted afterwards
+        (with the topics Faust makes for itself under the same prefix)."""
+        token = uuid.uuid4().hex[:8]
+        space = RunSpace(Topics(f"bench-{label}-{token}."), f"bench:{label}:{token}:",
+                         self.work_dir / "runs" / f"{label}-{token}")
+        space.dir.mkdir(parents=True)
+        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions)
+        try:
+            yield space
+        finally:
+            with contextlib.suppress(Exception):
+                self._delete_topics(space.topics.prefix)
+            with contextlib.suppress(Exception):
+                self._delete_keys(space.redis_prefix)
+            shutil.rmtree(space.dir / "data", ignore_errors=True)
+
+    def _delete_topics(self, prefix: str) -> None:
+        with kafka_admin.admin(self.bootstrap) as client:
+            names = [name for name in client.list_topics() if name.startswith(prefix)]
+        kafka_admin.delete_topics(self.bootstrap, names)
+
+    def _delete_keys(self, prefix: str) -> None:
+        client = redis.Redis.from_url(self.redis_url)
+        try:
+            batch = []
+            for key in client.scan_iter(match=f"{prefix}*", count=5000):
+                batch.append(key)
+                if len(batch) >= 5000:
+                    client.unlink(*batch)
+                    batch.clear()
+            if batch:
+                client.unlink(*batch)
+        finally:
+            client.close()
+
+
+@dataclass(frozen=True)
+class RunSpace:
+    topics: Topics
+    redis_prefix: str
+    dir: Path

@@ -1,0 +1,158 @@
+"""`plylog bench [SCENARIO]...`: throughput, latency, replay, scaling and memory benchmarks."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+from rich.console import Console
+
+from services.cli._errors import CliError
+from services.common.settings import Settings, load, repo_root
+
+SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker, then rules worker + projector; "
+                 "runs baseline too for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
+                 "fold per game; plylog rebuild), scale (1 vs 2 rules workers), memory (RSS at 10,000 active "
+                 "matches). Default: all.")
+
+
+def bench(
+    scenarios: Optional[list[str]] = typer.Argument(None, metavar="[SCENARIO]...", help=SCENARIO_HELP, show_default=False),
+    quick: bool = typer.Option(False, "--quick", help="One run of each scenario with tiny loads (a few minutes); "
+                                                      "results go to bench/results/quick/ and the README is left alone."),
+    runs: Optional[int] = typer.Option(None, "--runs", min=1, help="Runs per scenario (default 3, quick 1)."),
+    moves: Optional[int] = typer.Option(None, "--moves", min=200,
+                                        help="Size of the throughput burst (default 100,000, quick 3,000)."),
+    partitions: Optional[int] = typer.Option(None, "--partitions", min=1, envvar="PLYLOG_PARTITIONS",
+                                             help="Partitions of the benchmark's topics (default 12)."),
+    out: Optional[Path] = typer.Option(None, "--out", file_okay=False,
+                                       help="Where the JSON report and plots go (default bench/results/)."),
+    readme: Optional[bool] = typer.Option(None, "--readme/--no-readme",
+                                          help="Update the results table in README.md (default: on, off with --quick)."),
+) -> None:
+    """Measure plylog against a raw Kafka baseline on a local stack, with a progress bar and a
+    summary table; writes `bench/results/<timestamp>.json`, throughput and latency plots (PNG),
+    and the README's results table.
+
+    Uses KAFKA_BOOTSTRAP_SERVERS / REDIS_URL when both are set, else the running local stack
+    (PLYLOG_HOME), else starts Kafka and Redis itself (`plylog up --infra-only` in
+    $PLYLOG_HOME/bench) and removes them afterwards. Every run makes its own topics and Redis keys
+    and starts the rules workers / projector it measures; nothing of yours is touched.
+    Goals from the issue stand beside the figures; they are compared, not enforced.
+    """
+    from bench import report as reports
+    from bench import runner
+    from bench.scenarios import FULL, QUICK
+
+    names = list(scenarios or [])
+    try:
+        runner.plan(names)
+    except KeyError as error:
+        raise typer.BadParameter(str(error.args[0]), param_hint="SCENARIO") from None
+    overrides = {name: value for name, value in (("runs", runs), ("moves", moves)) if value}
+    params = dataclasses.replace(QUICK if quick else FULL, **overrides)
+    settings = load()
+    root = repo_root() or Path.cwd()
+    out = out or root / "bench" / "results" / ("quick" if quick else "")
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    logging.getLogger("aiokafka").setLevel(logging.ERROR)  # retries on just-made topics are not news
+    with bench_stack(settings, partitions or settings.partitions, console) as stack:
+        result = runner.run(stack, params, names, console, "quick" if quick else "full")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    written = reports.write(result, out, stamp)
+    reports.print_summary(result, console)
+    console.print("written: " + ", ".join(str(p) for p in written))
+    if readme if readme is not None else not quick:
+        path = root / "README.md"
+        if path.exists() and reports.update_readme(path, result, written[0].name):
+            console.print(f"updated the results table in {path}")
+        else:
+            console.print(f"[yellow]{path} has no {reports.README_START} ... {reports.README_END} markers; "
+                          "its table was not updated[/yellow]")
+    failed = [name for name, s in result["scenarios"].items() if s["errors"]]
+    if failed:
+        raise CliError(f"some benchmark runs failed: {', '.join(failed)} (their errors are above and in {written[0]})",
+                       f"read the logs of the processes under test in {settings.home / 'bench' / 'runs'}/")
+
+
+@contextlib.contextmanager
+def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterator["BenchStack"]:
+    """Kafka and Redis to measure on: from the environment, the running local stack, or a
+    stack of its own started now and removed afterwards."""
+    from bench.stack import BenchStack
+
+    work = settings.home / "bench"
+    if settings.env_kafka_bootstrap and settings.env_redis_url:
+        _require_answers(settings.kafka_bootstrap, settings.redis_url, "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL")
+        console.print(f"using Kafka {settings.kafka_bootstrap} and Redis {settings.redis_url} (from the environment)")
+        yield BenchStack(settings.kafka_bootstrap, settings.redis_url, work, partitions)
+        return
+    running = _running_stack(settings.home)
+    if running is not None:
+        console.print(f"using the running local stack in {settings.home} (Kafka {running[0]}, Redis {running[1]}); "
+                      "its own services keep running and share the CPUs")
+        yield BenchStack(*running, work, partitions)
+        return
+    with _own_stack(work, console) as (bootstrap, redis_url):
+        yield BenchStack(bootstrap, redis_url, work, partitions)
+
+
+def _running_stack(home: Path) -> Optional[tuple[str, str]]:
+    from services.cli.stack import read_stack
+
+    stack = read_stack(home)
+    if not stack or not stack.get("kafka_bootstrap") or not stack.get("redis_url"):
+        return None
+    try:
+        _require_answers(stack["kafka_bootstrap"], stack["redis_url"], f"the local stack in {home}")
+    except CliError:
+        return None
+    return stack["kafka_bootstrap"], stack["redis_url"]
+
+
+@contextlib.contextmanager
+def _own_stack(home: Path, console: Console) -> Iterator[tuple[str, str]]:
+    """`plylog up --infra-only` in `home`; afterwards `plylog down` of what it started (--purge
+    when it started both: the data of a benchmark stack is of no further use)."""
+    env = {**os.environ, "PLYLOG_HOME": str(home)}
+    plylog = [sys.executable, "-m", "services.cli.main"]
+    with tempfile.NamedTemporaryFile("r", prefix="plylog-bench-started.", suffix=".txt") as started:
+        console.print(f"no local stack is running: starting Kafka and Redis in {home} ...")
+        if subprocess.run([*plylog, "up", "--infra-only", "--write-started", started.name], env=env).returncode:
+            raise CliError("could not start Kafka and Redis for the benchmark (see above)",
+                           "fix what it says, or start a stack yourself (`plylog up --infra-only`)")
+        names = set(Path(started.name).read_text().split())
+        try:
+            settings = Settings.from_env(env)
+            yield f"127.0.0.1:{settings.kafka_port}", f"redis://127.0.0.1:{settings.redis_port}/0"
+        finally:
+            stop = ["down", "--purge"] if {"kafka", "redis"} <= names else ["down", "--only-listed", started.name]
+            subprocess.run([*plylog, *stop], env=env)
+
+
+def _require_answers(bootstrap: str, redis_url: str, where: str) -> None:
+    import redis
+
+    from services.common import kafka_admin
+
+    if kafka_admin.metadata_answers(bootstrap, timeout=5) is None:
+        raise CliError(f"no Kafka broker answers at {bootstrap} ({where})", "start it (`plylog up --infra-only`)")
+    client = redis.Redis.from_url(redis_url, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        raise CliError(f"Redis at {redis_url} does not answer ({where}): {error}", "start it (`plylog up --infra-only`)") from None
+    finally:
+        client.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
