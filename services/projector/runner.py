@@ -85,6 +85,9 @@ class Projection:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
             fresh = [m for m in messages if expected is None or m.offset >= expected]
+            if fresh and expected is not None and fresh[0].offset > expected:
+                log.warning("%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
+                            tp.topic, tp.partition, fresh[0].offset, expected)
             if fresh:
                 records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
                 advances[offset_field(tp.topic, tp.partition)] = (expected, fresh[-1].offset + 1)
