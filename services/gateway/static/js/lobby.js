@@ -1,0 +1,136 @@
+// The lobby: create a match of any game with its options, list open / running / finished
+// matches, join open ones.
+
+import { api, listOf } from "./api.js";
+import { GAMES, outcomeText } from "./games/index.js";
+import { GAME_TITLES, clear, formatTime, h, header, messageArea, playerName, rememberSeat, seatOfToken } from "./ui.js";
+
+const messages = messageArea();
+const root = h("main", { id: "lobby", class: "lobby" });
+const forms = {};
+let gameFilter = "";
+
+function createForm() {
+  const gameSelect = h("select", { id: "create-game" }, Object.entries(GAME_TITLES).map(([id, title]) => h("option", { value: id }, title)));
+  const optionBox = h("div", { id: "game-options" });
+  const showOptions = () => {
+    const game = gameSelect.value;
+    forms[game] = forms[game] || GAMES[game].optionsForm();
+    clear(optionBox, forms[game].node);
+  };
+  gameSelect.addEventListener("change", showOptions);
+  showOptions();
+
+  const mySeat = h("select", { id: "create-seat" },
+    h("option", { value: "0" }, "first (moves first)"), h("option", { value: "1" }, "second"),
+    h("option", { value: "both" }, "both (hot seat)"));
+  const opponent = h("input", { id: "create-opponent", placeholder: "leave empty: anyone may join", maxlength: 64, size: 24 });
+  const clockOn = h("input", { id: "clock-on", type: "checkbox" });
+  const minutes = h("input", { id: "clock-minutes", type: "number", min: 0.1, step: "any", value: 10, size: 5 });
+  const increment = h("input", { id: "clock-increment", type: "number", min: 0, step: "any", value: 5, size: 5 });
+  const submit = async (event) => {
+    event.preventDefault();
+    const game = gameSelect.value;
+    const me = playerName();
+    const other = opponent.value.trim() || null;
+    const seats = mySeat.value === "both" ? [me, me] : mySeat.value === "0" ? [me, other] : [other, me];
+    const clock = clockOn.checked ? { initial_s: Number(minutes.value) * 60, increment_s: Number(increment.value) } : null;
+    let options;
+    try {
+      options = forms[game].options();
+    } catch (error) {
+      return messages.show(error.message);
+    }
+    try {
+      const answer = await api.createMatch(game, options, seats, clock);
+      storeTokens(answer, seats, me);
+      location.href = `/match.html?id=${encodeURIComponent(answer.match_id)}`;
+    } catch (error) {
+      messages.show(`The match was not created: ${error.message}`);
+    }
+  };
+  return h("form", { id: "create", class: "card", onsubmit: submit },
+    h("h2", {}, "New match"),
+    h("p", {}, h("label", { for: "create-game" }, "Game "), gameSelect),
+    optionBox,
+    h("p", {}, h("label", { for: "create-seat" }, "Your seat "), mySeat),
+    h("p", {}, h("label", { for: "create-opponent" }, "Opponent "), opponent),
+    h("p", {}, clockOn, h("label", { for: "clock-on" }, " Clock: "),
+      h("label", { for: "clock-minutes" }, "minutes "), minutes, " ", h("label", { for: "clock-increment" }, "+ seconds per move "), increment),
+    h("p", {}, h("button", { id: "create-button", type: "submit", class: "primary" }, "Create match")));
+}
+
+/** Keeps the seat tokens of a new match: those of my seats to play, the others to share. */
+function storeTokens(answer, seats, me) {
+  const tokens = answer.tokens || answer.seat_tokens || {};
+  const entries = Array.isArray(tokens) ? tokens.map((t, seat) => [seat, t]) : Object.entries(tokens);
+  for (const [seat, value] of entries) {
+    const token = typeof value === "string" ? value : value && value.token;
+    if (!token) continue;
+    const number = seatOfToken(token) ?? Number(seat);
+    rememberSeat(answer.match_id, number, token, seats[number] === me);
+  }
+}
+
+async function joinMatch(matchId) {
+  try {
+    const answer = await api.join(matchId, playerName());
+    rememberSeat(matchId, answer.seat ?? seatOfToken(answer.token), answer.token, true);
+    location.href = `/match.html?id=${encodeURIComponent(matchId)}`;
+  } catch (error) {
+    messages.show(`Could not join ${matchId}: ${error.message}`);
+  }
+}
+
+function matchRow(match, status) {
+  const id = match.match_id;
+  const seats = (match.seats || []).map((p) => p || "open").join(" vs ");
+  const when = status === "recent" ? match.ended_at : status === "open" ? match.created_at : match.started_at;
+  const action = status === "open"
+    ? h("button", { type: "button", class: "small primary", "data-join": id, onclick: () => joinMatch(id) }, "Join")
+    : h("a", { href: `/match.html?id=${encodeURIComponent(id)}` }, status === "active" ? "Watch" : "View");
+  return h("tr", { dataset: { match: id } },
+    h("td", {}, GAME_TITLES[match.game] || match.game),
+    h("td", { class: "mono" }, id),
+    h("td", {}, seats),
+    h("td", {}, status === "recent" && match.outcome ? outcomeText(match) : formatTime(when)),
+    h("td", {}, action, " ", h("a", { href: `/replay.html?id=${encodeURIComponent(id)}` }, "Replay")));
+}
+
+async function refreshLists() {
+  for (const status of ["open", "active", "recent"]) {
+    const body = document.getElementById(`list-${status}`);
+    if (!body) continue;
+    try {
+      const matches = listOf(await api.matches(status, gameFilter || undefined, 30), "matches");
+      clear(body, matches.length ? matches.map((m) => matchRow(m, status))
+        : h("tr", {}, h("td", { colspan: 5, class: "hint" }, "none")));
+    } catch (error) {
+      clear(body, h("tr", {}, h("td", { colspan: 5, class: "msg error" }, error.message)));
+    }
+  }
+}
+
+function listSection(status, title) {
+  return h("section", { class: "card" }, h("h2", {}, title),
+    h("table", { class: "matches" },
+      h("thead", {}, h("tr", {}, ["Game", "Match", "Players", status === "recent" ? "Result" : "Since", ""].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", { id: `list-${status}` })));
+}
+
+function start() {
+  document.body.prepend(header("lobby"));
+  const filter = h("select", { id: "game-filter", onchange: (e) => { gameFilter = e.target.value; refreshLists(); } },
+    h("option", { value: "" }, "all games"), Object.entries(GAME_TITLES).map(([id, title]) => h("option", { value: id }, title)));
+  document.body.append(root);
+  root.append(messages.node,
+    h("div", { class: "columns" }, createForm(),
+      h("div", {},
+        h("p", {}, h("label", { for: "game-filter" }, "Show "), filter, " ",
+          h("button", { type: "button", class: "small", onclick: refreshLists }, "Refresh")),
+        listSection("open", "Open matches"), listSection("active", "Running matches"), listSection("recent", "Finished matches"))));
+  refreshLists();
+  setInterval(() => { if (!document.hidden) refreshLists(); }, 5000);
+}
+
+start();
