@@ -11,6 +11,8 @@ from services.cli._errors import CliError
 
 
 def rebuild(
+    check: bool = typer.Option(False, "--check", help="Change nothing: rebuild beside the projection up to its "
+                                                      "own stored offsets and compare the two (exit 1 if they differ)."),
     consumer: str = typer.Option("projector", help="Consumer name whose offsets the rebuild writes "
                                                    "(the projector's --consumer)."),
     batch: int = typer.Option(2000, min=1, help="Records per Redis transaction at most."),
@@ -26,6 +28,10 @@ def rebuild(
     Refuses while a projector is connected to this Redis prefix: stop it first
     (`plylog down -c projector`), rebuild, then `plylog up` starts it again and it resumes
     where the rebuild stopped.
+
+    With --check nothing is changed and a running projector is fine (best while it is idle):
+    the topics are applied under a scratch prefix up to the offsets the projection has stored,
+    the two projections are compared key by key, and the scratch keys are deleted.
     """
     import redis
 
@@ -37,7 +43,7 @@ def rebuild(
     settings = load()
     keys = Keys(prefix_from_env())
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("kafka").setLevel(logging.ERROR)
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # its errors reach us as exceptions
     client = redis.Redis.from_url(settings.redis_url, client_name=client_name("rebuild", keys.prefix, str(os.getpid())))
     try:
         client.ping()
@@ -45,6 +51,9 @@ def rebuild(
         raise CliError(f"Redis at {settings.redis_url} does not answer: {error}",
                        "start the stack (`plylog up`) or set REDIS_URL") from None
     store = Store(client, keys, consumer)
+    if check:
+        _check(store, consumer, settings, batch)
+        return
     _refuse_if_busy(store, client_name("rebuild", keys.prefix, str(os.getpid())))
     started = time.perf_counter()
     deleted = store.wipe()
@@ -62,6 +71,41 @@ def rebuild(
                f"applied {c['result']} results ({c['applied']} changed a match) and {c['outcome']} outcomes "
                f"({c['rated']} rated) in {totals.batches} batches, {totals.records / took if took else 0:.0f} records/s"
                + (f"; {c['unreadable']} unreadable records skipped" if c["unreadable"] else ""))
+
+
+def _check(store, consumer: str, settings, batch: int) -> None:
+    """Rebuild under a scratch prefix up to the stored offsets and compare with the projection."""
+    from services.common.redis_keys import Keys
+    from services.projector.runner import Projection, catch_up
+    from services.projector.store import Store, dump
+
+    keys, client = store.keys, store.client
+    scratch = Store(client, Keys(f"~plylog-check-{os.getpid()}:"), consumer)
+    if scratch.keys.prefix.startswith(keys.prefix) or keys.prefix.startswith(scratch.keys.prefix):
+        raise CliError(f"the prefix {keys.prefix!r} overlaps the scratch prefix {scratch.keys.prefix!r}",
+                       "check with another PLYLOG_REDIS_PREFIX")
+    stored = {k.decode(): int(v) for k, v in client.hgetall(store.offsets_key).items()}
+    started = time.perf_counter()
+    try:
+        scratch.wipe()
+        totals = catch_up(Projection(scratch, settings.topics, publish=False), settings.kafka_bootstrap,
+                          batch=batch, until=stored)
+        live, rebuilt = dump(client, keys), dump(client, scratch.keys)
+        moved = {k.decode(): int(v) for k, v in client.hgetall(store.offsets_key).items()} != stored
+    finally:
+        scratch.wipe()
+    differing = sorted(k for k in live.keys() | rebuilt.keys() if live.get(k) != rebuilt.get(k))
+    took = time.perf_counter() - started
+    if moved:
+        raise CliError(f"the projector moved on while checking ({len(differing)} keys differ, some maybe only "
+                       "because of that)", "check again while it is idle, or stop it (`plylog down -c projector`)")
+    if differing:
+        shown = ", ".join(differing[:10]) + (" ..." if len(differing) > 10 else "")
+        raise CliError(f"the projection {keys.prefix!r} differs from a rebuild in {len(differing)} of "
+                       f"{len(live.keys() | rebuilt.keys())} keys: {shown}",
+                       "run `plylog rebuild` (with the projector stopped) to replace it")
+    typer.echo(f"the projection {keys.prefix!r} equals a rebuild up to its stored offsets: {len(live)} keys, "
+               f"{totals.records} records applied in {took:.1f} s")
 
 
 def _refuse_if_busy(store, own_name: str) -> None:

@@ -210,8 +210,10 @@ def _resync(projection: Projection, consumer: KafkaConsumer) -> None:
     log.info("resumed at the stored offsets: %s", _describe(positions))
 
 
-def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH, timeout_s: float = 60.0) -> Totals:
-    """Apply every record from the stored offsets up to the end offsets seen now (no group)."""
+def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH, timeout_s: float = 60.0,
+             until: Optional[dict[str, int]] = None) -> Totals:
+    """Apply every record from the stored offsets up to the end offsets seen now (no group), or
+    up to `until` ({"topic:partition": next offset}, absent = nothing) when given."""
     consumer = KafkaConsumer(**consumer_config(bootstrap, batch), group_id=None)
     try:
         topics = projection.topics
@@ -222,20 +224,26 @@ def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH,
                 raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
             assigned += [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(assigned)
-        ends = consumer.end_offsets(assigned)
+        if until is None:
+            ends = consumer.end_offsets(assigned)
+        else:
+            ends = {tp: until.get(offset_field(tp.topic, tp.partition), 0) for tp in assigned}
         _seek(consumer, projection.own(assigned))
         pending = {tp: end for tp, end in ends.items() if end > (projection.positions[tp] or 0)}
+        consumer.pause(*(tp for tp in assigned if tp not in pending))
         while pending:
             polled = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=batch)
             if not polled:
                 raise TimeoutError(f"no records for {timeout_s:g}s while {len(pending)} partitions are unfinished")
+            polled = {tp: [m for m in messages if m.offset < ends[tp]] for tp, messages in polled.items()}
             conflict = projection.apply(polled)
             if conflict is not None:
                 raise ProjectionMoved(f"the stored offset of {conflict.field} changed to {conflict.stored} "
                                       "while rebuilding: another projector is writing this projection")
             for tp in list(pending):
-                if consumer.position(tp) >= pending[tp]:
+                if (projection.positions[tp] or 0) >= pending[tp] or consumer.position(tp) >= pending[tp]:
                     del pending[tp]
+                    consumer.pause(tp)
         return projection.totals
     finally:
         consumer.close(autocommit=False)

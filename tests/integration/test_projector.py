@@ -260,12 +260,22 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     print("\nuninterrupted projector:", re.findall(r"stopped: .*", uninterrupted.log_text())[-1])
 
     started = time.perf_counter()
-    rebuilt = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
-                             text=True, timeout=120, env=cli_env(kafka_bootstrap, topics, redis_db_url, crashed))
+    rebuilt = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed)
     took = time.perf_counter() - started
     assert rebuilt.returncode == 0, rebuilt.stderr
     print(f"plylog rebuild ({took:.1f} s wall, process start included): {rebuilt.stdout.strip()}")
     assert dump(redis_client, crashed) == crash_dump
+    check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
+    assert check.returncode == 0 and "equals a rebuild" in check.stdout, check.stderr
+    redis_client.hincrby(crashed.totals("mana"), "moves", 1)
+    check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
+    assert check.returncode == 1 and "differs from a rebuild in 1 of" in check.stderr and "totals:mana" in check.stderr
+    assert not redis_client.keys("~*")  # the scratch keys are gone
+
+
+def cli_rebuild(bootstrap: str, topics: Topics, redis_url: str, keys: Keys, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, env=cli_env(bootstrap, topics, redis_url, keys))
 
 
 def cli_env(bootstrap: str, topics: Topics, redis_url: str, keys: Keys) -> dict[str, str]:
@@ -292,8 +302,7 @@ def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bo
         owned = [last_assignment(proj) for proj in pair]
         assert all(owned) and not owned[0] & owned[1]
         assert owned[0] | owned[1] == {f"{topics.results}[{p}]" for p in range(4)} | {f"{topics.outcomes}[0]"}
-        refused = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
-                                 text=True, timeout=60, env=cli_env(kafka_bootstrap, topics, redis_db_url, keys))
+        refused = cli_rebuild(kafka_bootstrap, topics, redis_db_url, keys)
         assert refused.returncode != 0 and "a projector is connected" in refused.stderr, refused.stderr
         assert "Traceback" not in refused.stderr
     finally:
