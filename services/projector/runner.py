@@ -26,7 +26,6 @@ import redis
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
-from services.common.redis_keys import Keys
 from services.common.settings import Topics
 
 from .plan import Consumed, decode, needs, plan
