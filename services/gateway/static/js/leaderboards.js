@@ -50,8 +50,9 @@ async function activity(game) {
     const totals = data.totals || {};
     section.append(h("p", { id: "totals" }, `All time: ${totals.started ?? 0} matches started, ${totals.finished ?? 0} finished, ` +
       `${totals.moves ?? 0} moves, ${totals.rejected ?? 0} rejected actions.`));
-    section.append(activityChart(days, matches, `${GAME_TITLES[game]} matches started and finished per day`),
-      activityChart(days, moves, `${GAME_TITLES[game]} moves per day`),
+    section.append(h("div", { class: "columns two" },
+      h("figure", {}, h("figcaption", {}, "Matches per day"), activityChart(days, matches, `${GAME_TITLES[game]} matches started and finished per day`)),
+      h("figure", {}, h("figcaption", {}, "Moves per day"), activityChart(days, moves, `${GAME_TITLES[game]} moves per day`))),
       h("details", {}, h("summary", {}, "The numbers"), activityTable(days, [...matches, ...moves], "Activity per day (UTC)")));
   } catch (error) {
     section.append(h("p", { class: "msg error" }, error.message));

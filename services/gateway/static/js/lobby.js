@@ -75,6 +75,7 @@ function storeTokens(answer, seats, me) {
 async function joinMatch(matchId) {
   try {
     const answer = await api.join(matchId, playerName());
+    if (!answer.token) throw new Error("the service has not answered the join yet; try again in a moment");
     rememberSeat(matchId, answer.seat ?? seatOfToken(answer.token), answer.token, true);
     location.href = `/match.html?id=${encodeURIComponent(matchId)}`;
   } catch (error) {

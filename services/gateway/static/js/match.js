@@ -78,6 +78,7 @@ async function join() {
   try {
     const answer = await api.join(matchId, playerName());
     const token = answer.token;
+    if (!token) throw new Error("the service has not answered the join yet; look again in a moment");
     rememberSeat(matchId, answer.seat ?? seatOfToken(token), token, true);
     messages.show(`You joined as ${seatName(state.view.game, seatOfToken(token))}.`, "info");
     applyView((await api.match(matchId)));
@@ -183,7 +184,7 @@ function seatControls(view) {
   if (view.status === "waiting" && view.seats.includes(null) && !mine.length) {
     out.push(h("p", {}, h("button", { id: "join", type: "button", class: "primary", onclick: join }, `Join as ${playerName()}`)));
   }
-  const shared = [0, 1].filter((seat) => held[seat] && !held[seat].mine);
+  const shared = view.status === "over" ? [] : [0, 1].filter((seat) => held[seat] && !held[seat].mine);
   for (const seat of shared) {
     const link = seatLink(matchId, held[seat].token);
     out.push(h("div", { class: "share" },
@@ -246,11 +247,17 @@ async function start() {
   takeTokenFromFragment();
   root.append(messages.node);
   let view;
-  try {
-    view = await api.match(matchId);
-  } catch (error) {
-    messages.show(error.status === 404 ? `There is no match ${matchId} (yet). ${error.message}` : error.message);
-    return;
+  for (let attempt = 1; !view; attempt++) {
+    try {
+      view = await api.match(matchId);
+    } catch (error) {
+      // A match created a moment ago may not be projected yet: look again a few times.
+      if (error.status !== 404 || attempt >= 5) {
+        messages.show(error.status === 404 ? `There is no match ${matchId}: ${error.message}` : error.message);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
   }
   try {
     state.log = listOf(await api.events(matchId), "results");

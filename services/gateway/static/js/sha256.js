@@ -12,7 +12,8 @@ const K = new Uint32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-function fallback(bytes) {
+/** The plain implementation (exported for tests; sha256Hex picks Web Crypto when it can). */
+export function sha256HexPlain(bytes) {
   const length = bytes.length;
   const padded = new Uint8Array(((length + 9 + 63) >> 6) << 6);
   padded.set(bytes);
@@ -47,7 +48,7 @@ export async function sha256Hex(text) {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
-  return fallback(bytes);
+  return sha256HexPlain(bytes);
 }
 
 export function randomHex(bytes = 16) {

@@ -94,7 +94,7 @@ function pegSvg(code, { size = 30, hidden = 0 } = {}) {
 
 /** Key pegs: a filled dark dot per black, a hollow ring per white (shape, not only colour). */
 function keySvg(black, white, pegs) {
-  const size = 12, perRow = Math.ceil(pegs / 2);
+  const size = 15, perRow = Math.ceil(pegs / 2);
   const svg = s("svg", {
     class: "keys", width: perRow * size, height: 2 * size, role: "img",
     "aria-label": `${black} black, ${white} white`,
@@ -102,7 +102,7 @@ function keySvg(black, white, pegs) {
   for (let i = 0; i < pegs; i++) {
     const x = (i % perRow) * size + size / 2, y = Math.floor(i / perRow) * size + size / 2;
     const kind = i < black ? "black" : i < black + white ? "white" : "none";
-    svg.append(s("circle", { class: "key " + kind, cx: x, cy: y, r: kind === "none" ? 1.5 : 4.2 }));
+    svg.append(s("circle", { class: "key " + kind, cx: x, cy: y, r: kind === "none" ? 2 : 5.5 }));
   }
   return svg;
 }
@@ -153,6 +153,11 @@ export function render(view, ctx) {
   });
   if (composing && view.phase === "guess") {
     rows.append(h("li", { class: "mm-row draft" }, h("span", { class: "rowno" }, String(view.rows.length + 1)), draftPegs(local, o, ctx)));
+  }
+  if (view.status === "active" && o.max_rows <= 12) { // the rows still free, as on the board
+    for (let row = rows.children.length + 1; row <= o.max_rows; row++) {
+      rows.append(h("li", { class: "mm-row empty", "aria-hidden": "true" }, h("span", { class: "rowno" }, String(row)), pegSvg(null, { hidden: o.pegs, size: 24 })));
+    }
   }
 
   const secretRow = h("div", { class: "mm-secret" },
