@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run down status test bench bench-quick
+.PHONY: help setup browser run down status test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
@@ -19,7 +19,8 @@ help:
 	@echo "  make test     set up, start Kafka+Redis if not running, run all tests, stop what it started"
 	@echo "  make status   show what runs, where, and its logs"
 	@echo "  make down     stop everything 'make run' started"
-	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server (apt)"
+	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server and"
+	@echo "               chromium (apt, for the browser tests)"
 	@echo "  variables: UP_ARGS='--rules-workers 2' for run, PYTEST_ARGS='-k smoke' for test"
 
 # The venv is rebuilt only when pyproject.toml changes (stamp file).
@@ -33,6 +34,18 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 	@$(PLYLOG) setup
+	@$(MAKE) --no-print-directory browser
+
+# Debian's Chromium for the browser tests (tests/browser): installed when missing and root.
+# Playwright drives it; Playwright's own browser download is never used.
+BROWSER_LOG := /tmp/plylog-apt-chromium.log
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the browser tests (log: $(BROWSER_LOG)) ..."; \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >$(BROWSER_LOG) 2>&1 \
+	    || { tail -n 20 $(BROWSER_LOG) >&2; echo "apt-get could not install chromium (log: $(BROWSER_LOG))" >&2; exit 1; }; \
+	else echo "no chromium: tests/browser are skipped (a failure under CI=true); install Debian's chromium as root" >&2; fi
 
 run: setup
 	@$(PLYLOG) up $(UP_ARGS)
