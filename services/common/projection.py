@@ -22,7 +22,7 @@ _INT_FIELDS = ("seq",)
 SUMMARY_FIELDS = ("game", "status", "seq", "seats", "created_at", "started_at", "ended_at", "outcome")
 PLAYER_STATS = ("played", "wins", "losses", "draws", "rating", "rd", "volatility")
 ACTIVITY_FIELDS = ("started", "finished", "moves")
-TOTALS_FIELDS = ("started", "finished", "moves", "rejected")
+TOTALS_FIELDS = ("started", "finished", "moves")
 
 
 def _text(value: Any) -> Optional[str]:
