@@ -18,7 +18,7 @@ export const cellKey = ([q, r]) => `${q},${r}`;
 const SQRT3 = Math.sqrt(3);
 
 /** Pointy-top pixel centre of an axial cell for a hexagon of circumradius `size`. */
-export function centre([q, r], size) {
+function centre([q, r], size) {
   return [size * SQRT3 * (q + r / 2), size * 1.5 * r];
 }
 

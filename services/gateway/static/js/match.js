@@ -63,6 +63,8 @@ async function act(action) {
   if (failure || (result && result.status === "rejected")) {
     const reason = (result && result.reason) || {};
     messages.show(failure || `Rejected (${reason.code}): ${reason.message}`);
+  } else if (result && result.status === "pending") {
+    messages.show(`Sent; ${result.message}.`, "info"); // the result will come on the stream
   }
   if (result && result.view) applyView(result.view);
   else render();

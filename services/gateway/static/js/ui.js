@@ -44,7 +44,7 @@ export function playerName() {
   return name;
 }
 
-export function setPlayerName(name) {
+function setPlayerName(name) {
   const clean = name.trim().slice(0, 64);
   if (clean) localStorage.setItem(PLAYER_KEY, clean);
   return playerName();

@@ -74,7 +74,7 @@ export function optionsForm() {
 // --- pegs -----------------------------------------------------------------------------------
 const asList = (code) => (typeof code === "string" ? [...code].map(Number) : code);
 const colourName = (c) => `${COLOURS[c][0]} (${COLOURS[c][1]})`;
-export const codeText = (code) => asList(code).map((c) => COLOURS[c][1]).join(" ");
+const codeText = (code) => asList(code).map((c) => COLOURS[c][1]).join(" ");
 
 function pegSvg(code, { size = 30, hidden = 0 } = {}) {
   const pegs = hidden ? Array(hidden).fill(null) : asList(code);
@@ -118,11 +118,11 @@ function storedSecret(view) {
   }
 }
 
-export function commitmentOf(matchId, round, attempt, code, salt) {
+function commitmentOf(matchId, round, attempt, code, salt) {
   return sha256Hex(`MM1|${matchId}|${round}|${attempt}|${code.join(",")}|${salt}`);
 }
 
-export function feedbackOf(secret, guess) {
+function feedbackOf(secret, guess) {
   let black = 0;
   const counts = (code) => code.reduce((m, c) => m.set(c, (m.get(c) || 0) + 1), new Map());
   secret.forEach((c, i) => { if (guess[i] === c) black++; });
