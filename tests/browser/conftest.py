@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,18 +105,6 @@ class WebStack:
         return response.json()
 
 
-def _wait_for_log(process: ServiceProcess, fragments: tuple[str, ...], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        log = process.logs[-1]
-        if log.exists() and any(f in log.read_text(errors="replace") for f in fragments):
-            return
-        if not process.alive:
-            raise AssertionError(f"{process.name} exited:\n{process.tail()}")
-        time.sleep(0.2)
-    raise AssertionError(f"{process.name} not ready after {timeout}s:\n{process.tail()}")
-
-
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
     home: Path = tmp_path_factory.mktemp("web")
@@ -134,8 +121,8 @@ def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
     try:
         for process in processes:
             process.start()
-        _wait_for_log(worker, ("assigned partitions of",))
-        _wait_for_log(projector, ("assigned partitions", "resumed at the stored offsets"))
+        worker.wait_for_log("assigned partitions of", timeout=90)
+        projector.wait_for_log(f"assigned partitions: {topics.prefix}", timeout=90)  # not the first, empty one
         wait_healthy(gateway, url)
         yield WebStack(url, topics, kafka_bootstrap, redis_url, Keys(prefix), gateway, processes)
     finally:
