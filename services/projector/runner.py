@@ -143,7 +143,8 @@ class _SeekToStoredOffsets(ConsumerRebalanceListener):
         positions = self.projection.own(assigned)
         _seek(self.consumer, positions)
         log.info("assigned partitions: %s", _describe(positions))
-        self.on_assigned()
+        if assigned:  # kafka-python may first report an empty assignment, before the metadata
+            self.on_assigned()
 
 
 def consumer_config(bootstrap: str, batch: int) -> dict:

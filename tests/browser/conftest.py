@@ -10,23 +10,13 @@ Screenshots go to tests/browser/screenshots/ (git-ignored).
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
-import redis
 
-from services.common import kafka_admin
-from services.common.redis_keys import Keys
-from services.common.settings import Topics
-from tests.e2e.gateway_stack import gateway_process, unique_redis_prefix, wait_healthy
-from tests.integration.harness import ServiceProcess, rules_worker
+from tests.e2e.gateway_stack import running_stack
 
 CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 SCREENSHOTS = Path(__file__).parent / "screenshots"
@@ -77,64 +67,11 @@ def chromium_path() -> str:
     return path
 
 
-@dataclass
-class WebStack:
-    url: str
-    topics: Topics
-    bootstrap: str
-    redis_url: str
-    keys: Keys
-    gateway: ServiceProcess
-    processes: list[ServiceProcess]
-    http: httpx.Client = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.http = httpx.Client(base_url=self.url, timeout=30)
-
-    def logs(self) -> str:
-        return "\n\n".join(f"--- {p.name}:\n{p.tail(30)}" for p in self.processes)
-
-    def restart_gateway(self) -> None:
-        self.gateway.kill()
-        self.gateway.start()
-        wait_healthy(self.gateway, self.url)
-
-    def view(self, match_id: str) -> dict[str, Any]:
-        response = self.http.get(f"/v1/matches/{match_id}")
-        response.raise_for_status()
-        return response.json()
-
-
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    home: Path = tmp_path_factory.mktemp("web")
-    topics = Topics(f"w{uuid.uuid4().hex[:8]}.")
-    kafka_admin.ensure_contract_topics(kafka_bootstrap, topics.prefix, PARTITIONS)
-    prefix = unique_redis_prefix()
-    env = {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix,
-           "REDIS_URL": redis_url, "PLYLOG_REDIS_PREFIX": prefix}
-    worker = rules_worker(kafka_bootstrap, topics, home)
-    projector = ServiceProcess("services.projector", "projector", env, home, args=("--name", "projector-web"))
-    gateway, url = gateway_process(kafka_bootstrap, topics, redis_url, prefix, home,
-                                   PLYLOG_RATE_PER_S="200", PLYLOG_RATE_BURST="200", PLYLOG_SSE_KEEPALIVE_S="2")
-    processes = [worker, projector, gateway]
-    try:
-        for process in processes:
-            process.start()
-        worker.wait_for_log("assigned partitions of", timeout=90)
-        projector.wait_for_log(f"assigned partitions: {topics.prefix}", timeout=90)  # not the first, empty one
-        wait_healthy(gateway, url)
-        yield WebStack(url, topics, kafka_bootstrap, redis_url, Keys(prefix), gateway, processes)
-    finally:
-        for process in reversed(processes):
-            process.stop()
-        with contextlib.suppress(Exception):
-            kafka_admin.delete_topics(kafka_bootstrap, topics.all())
-        with contextlib.suppress(Exception):
-            client = redis.Redis.from_url(redis_url)
-            for key in client.scan_iter(match=f"{prefix}*", count=1000):
-                client.delete(key)
-            client.close()
+    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS,
+                       PLYLOG_RATE_PER_S="200", PLYLOG_RATE_BURST="200", PLYLOG_SSE_KEEPALIVE_S="2") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 on the test broker and Redis, and talk to it over HTTP."""
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -10,11 +11,14 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import httpx
+import redis
 
 from services.cli._api import parse_sse
 from services.cli._proc import free_port
-from services.common.settings import Topics
-from tests.integration.harness import ServiceProcess
+from services.common import kafka_admin
+from services.common.redis_keys import Keys
+from services.common.settings import Settings, Topics
+from tests.integration.harness import ServiceProcess, rules_worker
 
 SECRET = "test-secret-0123456789abcdef"
 
@@ -45,6 +49,76 @@ def wait_healthy(process: ServiceProcess, url: str, timeout: float = 60.0) -> No
 def unique_redis_prefix() -> str:
     """Pub/sub channels are shared by every Redis database: a prefix of its own per test."""
     return f"t{uuid.uuid4().hex[:8]}:"
+
+
+@dataclass
+class RunningStack:
+    """Rules worker, projector and gateway processes with topics and a Redis prefix of their own."""
+
+    url: str
+    topics: Topics
+    bootstrap: str
+    redis_url: str
+    keys: Keys
+    processes: list[ServiceProcess]
+    http: httpx.Client = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.http = httpx.Client(base_url=self.url, timeout=30)
+
+    @property
+    def gateway(self) -> ServiceProcess:
+        return self.processes[-1]
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_env(kafka_bootstrap=self.bootstrap, topic_prefix=self.topics.prefix)
+
+    def logs(self) -> str:
+        return "\n\n".join(f"--- {p.name}:\n{p.tail(30)}" for p in self.processes)
+
+    def restart_gateway(self) -> None:
+        self.gateway.kill()
+        self.gateway.start()
+        wait_healthy(self.gateway, self.url)
+
+    def view(self, match_id: str) -> dict[str, Any]:
+        response = self.http.get(f"/v1/matches/{match_id}")
+        response.raise_for_status()
+        return response.json()
+
+
+@contextlib.contextmanager
+def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partitions: int,
+                  **gateway_env: str) -> Iterator[RunningStack]:
+    """Start the whole stack on the test broker and Redis, wait until each process says it is
+    ready, and stop and clean up everything afterwards."""
+    topics = Topics(f"{name[0]}{uuid.uuid4().hex[:8]}.")
+    kafka_admin.ensure_contract_topics(bootstrap, topics.prefix, partitions)
+    prefix = unique_redis_prefix()
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix,
+           "REDIS_URL": redis_url, "PLYLOG_REDIS_PREFIX": prefix}
+    worker = rules_worker(bootstrap, topics, home)
+    projector = ServiceProcess("services.projector", "projector", env, home, args=("--name", f"projector-{name}"))
+    gateway, url = gateway_process(bootstrap, topics, redis_url, prefix, home, **gateway_env)
+    processes = [worker, projector, gateway]
+    try:
+        for process in processes:
+            process.start()
+        worker.wait_ready()
+        projector.wait_ready()
+        wait_healthy(gateway, url)
+        yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix), processes)
+    finally:
+        for process in reversed(processes):
+            process.stop()
+        with contextlib.suppress(Exception):
+            kafka_admin.delete_topics(bootstrap, topics.all())
+        with contextlib.suppress(Exception):
+            client = redis.Redis.from_url(redis_url)
+            for key in client.scan_iter(match=f"{prefix}*", count=1000):
+                client.delete(key)
+            client.close()
 
 
 def auth(token: str) -> dict[str, str]:

@@ -33,12 +33,17 @@ class ServiceProcess:
     starts: int = 0
     logs: list[Path] = field(default_factory=list)
 
+    @property
+    def ready_file(self) -> Path:
+        return self.home / f"{self.name}.ready"
+
     def start(self) -> "ServiceProcess":
         self.starts += 1
         log = self.home / f"{self.name}.{self.starts}.log"
         self.logs.append(log)
+        self.ready_file.unlink(missing_ok=True)
         env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "PLYLOG_HOME": str(self.home),
-               "PLYLOG_DATA_DIR": str(self.home / self.name)}
+               "PLYLOG_DATA_DIR": str(self.home / self.name), "PLYLOG_READY_FILE": str(self.ready_file)}
         self.process = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
                                         stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         return self
@@ -72,6 +77,18 @@ class ServiceProcess:
                 raise AssertionError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
             time.sleep(0.2)
         raise AssertionError(f"{self.name}: no {fragment!r} in its log after {timeout}s:\n{self.tail()}")
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        """Wait for the service's own ready file (rules worker: joined and recovered; projector:
+        partitions assigned and sought to its stored offsets)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ready_file.exists():
+                return
+            if not self.alive:
+                raise AssertionError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
+            time.sleep(0.1)
+        raise AssertionError(f"{self.name} not ready after {timeout}s:\n{self.tail()}")
 
     def tail(self, lines: int = 40) -> str:
         return "\n".join(self.logs[-1].read_text(errors="replace").splitlines()[-lines:]) if self.logs else ""
