@@ -240,7 +240,10 @@ def listing_salt(state: MastermindState) -> str:
 
 def bot_secret(state: MastermindState, nonce: int) -> tuple[str, str]:
     """(code, salt) a manual-mode bot commits to with `nonce`: derived from the match, round,
-    attempt and nonce, so the bot can find its own code again from the commitment alone."""
+    attempt and nonce, so the bot can find its own code again from the commitment alone.
+    That makes the code derivable by anyone from public data: this is a bot for tests,
+    benchmarks and self-play, never for playing a person (a real client keeps its own
+    secret salt, as the web client does)."""
     digest = hashlib.sha256(f"MM1-bot|{state.match_id}|{state.round}|{state.attempt}|{nonce}".encode()).digest()
     return random_code(state.settings.key, random.Random(digest)), digest[:16].hex()
 
