@@ -67,8 +67,10 @@ FIGURES: list[Figure] = [
     Figure("scale", "speedup", "speed-up 2 vs 1 workers", "×", digits=2),
     Figure("memory", "rules_rss_mib", "rules worker RSS, {memory_matches:,} active matches", "MiB", Goal("<=", 500)),
     Figure("memory", "projector_rss_mib", "projector RSS, {memory_matches:,} active matches", "MiB"),
-    Figure("http", "moves_per_s", "HTTP moves through the gateway", "moves/s"),
-    Figure("http", "p99_ms", "HTTP move p99 (request → response)", "ms", digits=1),
+    Figure("http", "moves_per_s", "HTTP moves through the gateway, {http_bots} bots", "moves/s"),
+    Figure("http", "p50_ms", "HTTP move p50 (request → applied result)", "ms", digits=1),
+    Figure("http", "p99_ms", "HTTP move p99", "ms", digits=1),
+    Figure("http", "gateway_cpu_us_per_move", "gateway CPU per HTTP move", "µs"),
 ]
 
 

@@ -13,10 +13,11 @@ writes the view, so the message means the view is there).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import AsyncIterator, Iterator, Optional
 
 import orjson
 import redis.asyncio as aioredis
@@ -25,6 +26,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from services.common.redis_keys import Keys
 
 from .loadgen import match_key, producer
+from .stack import BenchStack, RunSpace
 
 ANSWER_TIMEOUT_S = 15.0
 
@@ -36,7 +38,7 @@ class Seen:
     sent: dict[str, float] = field(default_factory=dict)
     at: dict[str, dict[str, float]] = field(default_factory=dict)  # observer -> event id -> time
     waiters: dict[str, asyncio.Future] = field(default_factory=dict)
-    decisive: str = "results"  # the observer whose sighting frees the bot
+    decisive: str = "views"  # the observer whose sighting frees the bot
 
     def saw(self, observer: str, event_id: str) -> None:
         now = time.perf_counter()
@@ -86,6 +88,21 @@ async def observe_views(redis_url: str, keys: Keys, seen: Seen, ready: asyncio.E
     finally:
         await pubsub.aclose()
         await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def observing(stack: BenchStack, space: RunSpace, seen: Seen) -> AsyncIterator[None]:
+    """Both observers running (results topic, views in Redis) and ready, for the duration."""
+    ready = [asyncio.Event(), asyncio.Event()]
+    tasks = [asyncio.ensure_future(observe_results(stack.bootstrap, space.topics.results, stack.partitions, seen, ready[0])),
+             asyncio.ensure_future(observe_views(stack.redis_url, Keys(space.redis_prefix), seen, ready[1]))]
+    try:
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 30)
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @dataclass

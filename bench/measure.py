@@ -43,17 +43,6 @@ class Series:
 
     points: list[tuple[float, int]] = field(default_factory=list)
 
-    def rate(self, total: int) -> float:
-        """Records/s from the first sample that saw progress to the one that saw `total`
-        (so the start-up of the processes under test is not counted)."""
-        start = next((t, done) for t, done in self.points if done > 0)
-        end = next(t for t, done in self.points if done >= total)
-        return (total - start[1]) / max(end - start[0], SAMPLE_INTERVAL_S) if total > start[1] else math.nan
-
-    @property
-    def seconds(self) -> float:
-        return self.points[-1][0] if self.points else 0.0
-
     def throughput(self, window_s: float = 0.5) -> list[tuple[float, float]]:
         """(time, records/s over the preceding window): for the throughput-over-time plot."""
         out, left = [], 0
@@ -98,6 +87,13 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
         return math.nan
     rank = max(1, math.ceil(q / 100 * len(sorted_values)))
     return sorted_values[rank - 1]
+
+
+def latency_figures(sorted_ms: Sequence[float], prefix: str = "") -> dict[str, float]:
+    """p50, p95, p99 and max of sorted latencies (ms), named `<prefix>p50_ms` ..."""
+    if not sorted_ms:
+        return {}
+    return {**{f"{prefix}p{q}_ms": percentile(sorted_ms, q) for q in (50, 95, 99)}, f"{prefix}max_ms": sorted_ms[-1]}
 
 
 def spread(values: Sequence[float]) -> dict[str, Optional[float]]:

@@ -3,18 +3,24 @@ pass-through. Each scenario decides how many of which; each has its own log and 
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from services.cli._proc import free_port
 
 from .stack import BenchStack, RunSpace
 
 REPO = Path(__file__).resolve().parents[1]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PROJECTOR_CONSUMER = "projector"  # its offsets in Redis: `{p}offsets:projector`
 
 
 class ServiceFailed(RuntimeError):
@@ -28,7 +34,7 @@ class Service:
     args: tuple[str, ...]
     env: dict[str, str]
     dir: Path
-    ready_fragment: Optional[str] = None  # a log line that means ready; None: the ready file
+    ready_url: Optional[str] = None  # ready when this answers 200; None: when the ready file exists
     popen: Optional[subprocess.Popen] = None
 
     @property
@@ -67,9 +73,13 @@ class Service:
             time.sleep(0.05)
 
     def _ready(self) -> bool:
-        if self.ready_fragment is None:
+        if self.ready_url is None:
             return self.ready_file.exists()
-        return self.ready_fragment in self.log.read_text(errors="replace")
+        try:
+            with urllib.request.urlopen(self.ready_url, timeout=2) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
 
     def check_alive(self) -> None:
         if self.popen is not None and self.popen.poll() is not None:
@@ -118,7 +128,18 @@ def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1) -> Service
 
 def projector(stack: BenchStack, space: RunSpace) -> Service:
     env = {**service_env(stack, space), "PLYLOG_SERVICE": "projector", "PLYLOG_INSTANCE": "1"}
-    return Service("projector", "services.projector", (), env, space.dir)
+    return Service("projector", "services.projector", ("--consumer", PROJECTOR_CONSUMER), env, space.dir)
+
+
+def gateway(stack: BenchStack, space: RunSpace) -> Service:
+    """The HTTP gateway on a free port, without its per-player rate limit and its timekeeper
+    (the bots play untimed matches as fast as they can; the limiter is not what is measured)."""
+    port = free_port()
+    env = {**service_env(stack, space), "PLYLOG_SERVICE": "gateway", "PLYLOG_INSTANCE": "1",
+           "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_GATEWAY_HOST": "127.0.0.1", "PLYLOG_SECRET": secrets.token_hex(16),
+           "PLYLOG_RATE_PER_S": "1000000", "PLYLOG_RATE_BURST": "1000000", "PLYLOG_TIMEKEEPER_INTERVAL_S": "0"}
+    return Service("gateway", "services.gateway", ("--log-level", "warning"), env, space.dir,
+                   ready_url=f"http://127.0.0.1:{port}/healthz")
 
 
 def passthrough(stack: BenchStack, space: RunSpace) -> Service:
@@ -128,10 +149,14 @@ def passthrough(stack: BenchStack, space: RunSpace) -> Service:
 
 
 class Services:
-    """Start several services together, wait for all, stop all (in reverse) however the run ends."""
+    """Start several services together, wait for all, stop all (in reverse) however the run ends.
+    With `profile` (a path prefix), py-spy samples each of them from ready to stop and writes a
+    flame graph `<profile>-<name>.svg`."""
 
-    def __init__(self, *services: Service):
+    def __init__(self, *services: Service, profile: Optional[Path] = None):
         self.services = list(services)
+        self.profile = profile
+        self.spies: list[subprocess.Popen] = []
 
     def __enter__(self) -> "Services":
         try:
@@ -139,6 +164,8 @@ class Services:
                 service.start()
             for service in self.services:
                 service.wait_ready()
+            if self.profile is not None:
+                self.spies = [_py_spy(service, Path(f"{self.profile}-{service.name}.svg")) for service in self.services]
         except BaseException:
             self.stop()
             raise
@@ -148,6 +175,14 @@ class Services:
         self.stop()
 
     def stop(self) -> None:
+        for spy in self.spies:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+        for spy in self.spies:
+            try:
+                spy.wait(60)
+            except subprocess.TimeoutExpired:
+                spy.kill()
+        self.spies = []
         for service in reversed(self.services):
             service.stop()
 
@@ -157,3 +192,19 @@ class Services:
 
     def cpu_seconds(self) -> dict[str, float]:
         return {service.name: service.cpu_seconds() for service in self.services}
+
+
+def py_spy_command() -> Optional[str]:
+    """The py-spy executable (beside this Python, or on PATH), or None."""
+    beside = Path(sys.executable).parent / "py-spy"
+    return str(beside) if beside.exists() else shutil.which("py-spy")
+
+
+def _py_spy(service: Service, svg: Path) -> subprocess.Popen:
+    command = py_spy_command()
+    if command is None:
+        raise ServiceFailed("py-spy is not installed (pip install py-spy)")
+    svg.parent.mkdir(parents=True, exist_ok=True)
+    with open(service.dir / f"{service.name}.py-spy.log", "ab") as log:
+        return subprocess.Popen([command, "record", "--pid", str(service.pid), "--rate", "100", "--nonblocking",
+                                 "--output", str(svg)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

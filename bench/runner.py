@@ -11,6 +11,7 @@ import shutil
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
 from rich.console import Console
@@ -42,6 +43,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
     Scenario("scale", "the same burst on 1 and on 2 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
+    Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
 ]}
 
 
@@ -56,7 +58,8 @@ def plan(names: list[str]) -> list[str]:
     return [n for n in SCENARIOS if n in wanted]
 
 
-def run(stack: BenchStack, params: Params, names: list[str], console: Console, mode: str) -> dict:
+def run(stack: BenchStack, params: Params, names: list[str], console: Console, mode: str,
+        profile_dir: Optional[Path] = None) -> dict:
     """Every run of every scenario; returns the report (see bench/report.py for its files)."""
     order = plan(names)
     shutil.rmtree(stack.work_dir / "runs", ignore_errors=True)  # logs of the previous invocation
@@ -66,11 +69,12 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     outcomes: dict[str, list] = {name: [] for name in order}
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as bar:
-        ctx = Context(stack, params, say=lambda text: bar.console.print(f"[dim]{text}[/dim]"))
+        ctx = Context(stack, params, say=lambda text: bar.console.print(f"[dim]{text}[/dim]"), profile_dir=profile_dir)
         ctx.say("preparing the loads (random matches, cached) ...")
         total = bar.add_task("all runs", total=len(order) * params.runs)
         current = bar.add_task("", total=1000)
         for number in range(params.runs):
+            ctx.run_number = number + 1
             for name in order:
                 bar.update(current, description=f"{name} (run {number + 1}/{params.runs})", completed=0)
                 ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import re
 import subprocess
@@ -20,7 +19,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable
+from typing import AsyncIterator, Awaitable, Callable, Optional
 
 import redis.asyncio as aioredis
 
@@ -29,11 +28,12 @@ from services.common import moves_log
 from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
-from . import latency
+from . import http_bots, latency
 from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all
 from .logs import interleave
-from .measure import EndOffsets, Series, follow, percentile
-from .procs import REPO, Service, Services, passthrough, projector, rules_worker, service_env
+from .measure import EndOffsets, Series, follow, latency_figures
+from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, gateway, passthrough, projector, rules_worker,
+                    service_env)
 from .replay_bench import replay_rate
 from .stack import BenchStack, RunSpace
 
@@ -52,11 +52,13 @@ class Params:
     memory_matches: int = 10_000
     memory_moves_each: int = 4       # records per match after its create (all matches stay active)
     replay_matches: int = 300        # per game
+    http_bots: int = 48              # concurrent closed-loop HTTP clients
+    http_seconds: float = 20.0
 
 
 FULL = Params()
 QUICK = Params(runs=1, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
-               latency_bots=100, memory_matches=400, replay_matches=15)
+               latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0)
 
 
 @dataclass
@@ -73,7 +75,13 @@ class Context:
     params: Params
     say: Callable[[str], None] = lambda _: None
     step: Callable[[float], None] = lambda _: None  # progress of the current run, 0..1
+    profile_dir: Optional[Path] = None  # py-spy flame graphs of the processes under test go here
+    run_number: int = 1
     _loads: dict = field(default_factory=dict)
+
+    def profile(self, label: str) -> Optional[Path]:
+        """Path prefix for the flame graphs of this run's processes (None: no profiling)."""
+        return None if self.profile_dir is None else self.profile_dir / f"{label}-run{self.run_number}"
 
     def playouts(self, spec: LoadSpec) -> Playouts:
         if spec not in self._loads:
@@ -87,20 +95,6 @@ class Context:
         return self._loads[key]
 
 
-def available(module: str) -> bool:
-    """True when `python -m module` can run (a service may not be written yet)."""
-    try:
-        spec = importlib.util.find_spec(module)
-        return spec is not None and (spec.submodule_search_locations is None
-                                     or importlib.util.find_spec(module + ".__main__") is not None)
-    except (ImportError, ValueError):
-        return False
-
-
-def has_projector() -> bool:
-    return available("services.projector")
-
-
 # --- progress measures ---------------------------------------------------------------------------
 Progress = Callable[[], Awaitable[int]]
 
@@ -109,11 +103,9 @@ class ProjectorOffsets:
     """How many results the projector has applied: the next offsets it stored in Redis for the
     results topic (written atomically with the writes they cover)."""
 
-    CONSUMER = "projector"
-
     def __init__(self, stack: BenchStack, space: RunSpace):
         self.client = aioredis.Redis.from_url(stack.redis_url)
-        self.key = Keys(space.redis_prefix).offsets(self.CONSUMER)
+        self.key = Keys(space.redis_prefix).offsets(PROJECTOR_CONSUMER)
         self.field_prefix = f"{space.topics.results}:".encode()
 
     async def total(self) -> int:
@@ -166,7 +158,7 @@ async def burst(ctx: Context, space: RunSpace, records: list[Record], running: S
 
 async def throughput(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]],
                      until_projector: bool = False) -> Burst:
-    with ctx.stack.run_space(label) as space, Services(*make(space)) as running:
+    with ctx.stack.run_space(label) as space, Services(*make(space), profile=ctx.profile(label)) as running:
         return await burst(ctx, space, ctx.throughput_load(), running, until_projector)
 
 
@@ -179,17 +171,11 @@ async def baseline(ctx: Context) -> RunResult:
 
 async def pipeline(ctx: Context) -> RunResult:
     rules = await throughput(ctx, "rules", lambda space: [rules_worker(ctx.stack, space)])
-    run = RunResult({"rules_moves_per_s": rules.rate, "rules_cpu_us_per_move": rules.cpu_us["rules-1"]},
-                    {"rules worker only": rules.series})
-    if has_projector():
-        both = await throughput(ctx, "pipeline", lambda space: [rules_worker(ctx.stack, space),
-                                                                 projector(ctx.stack, space)],
-                                until_projector=True)
-        run.figures.update(moves_per_s=both.rate, projector_cpu_us_per_result=both.cpu_us["projector"])
-        run.series["pipeline (rules + projector)"] = both.series
-    else:
-        run.notes.append("no projector yet (services/projector): only the rules worker was measured")
-    return run
+    both = await throughput(ctx, "pipeline", lambda space: [rules_worker(ctx.stack, space), projector(ctx.stack, space)],
+                            until_projector=True)
+    return RunResult({"rules_moves_per_s": rules.rate, "rules_cpu_us_per_move": rules.cpu_us["rules-1"],
+                      "moves_per_s": both.rate, "projector_cpu_us_per_result": both.cpu_us["projector"]},
+                     {"rules worker only": rules.series, "pipeline (rules + projector)": both.series})
 
 
 async def scale(ctx: Context) -> RunResult:
@@ -206,64 +192,36 @@ async def scale(ctx: Context) -> RunResult:
 
 async def latency_run(ctx: Context) -> RunResult:
     p = ctx.params
-    views = has_projector()
-    pool = ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7))
-    matches = iter(pool)
-    with ctx.stack.run_space("latency") as space:
-        services = [rules_worker(ctx.stack, space)] + ([projector(ctx.stack, space)] if views else [])
-        with Services(*services):
-            seen = latency.Seen(decisive="views" if views else "results")
-            ready = [asyncio.Event(), asyncio.Event()]
-            observers = [asyncio.ensure_future(latency.observe_results(ctx.stack.bootstrap, space.topics.results, ctx.stack.partitions, seen, ready[0]))]
-            if views:
-                observers.append(asyncio.ensure_future(
-                    latency.observe_views(ctx.stack.redis_url, Keys(space.redis_prefix), seen, ready[1])))
-            try:
-                await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready[:len(observers)])), 30)
-                started = time.perf_counter()
-                report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
-                                            p.latency_rate, p.latency_seconds, seen, ctx.step)
-            finally:
-                for task in observers:
-                    task.cancel()
-                await asyncio.gather(*observers, return_exceptions=True)
+    matches = iter(ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7)))
+    seen = latency.Seen(decisive="views")
+    with ctx.stack.run_space("latency") as space, \
+            Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), profile=ctx.profile("latency")):
+        async with latency.observing(ctx.stack, space, seen):
+            started = time.perf_counter()
+            report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
+                                        p.latency_rate, p.latency_seconds, seen, ctx.step)
     run = RunResult({"offered_per_s": p.latency_rate, "achieved_per_s": report.achieved_rate,
                      "missed_ticks": report.missed_ticks, "unanswered": report.unanswered})
-    warm = started + p.latency_warmup_s
-    for observer, prefix in (("views", ""), ("results", "results_")):
-        values = seen.latencies_ms(observer, warm)
-        if not values:
-            continue
-        run.latencies["to the view in Redis" if observer == "views" else "to the result on Kafka"] = values
-        for q in (50, 95, 99):
-            run.figures[f"{prefix}p{q}_ms"] = percentile(values, q)
-        run.figures[f"{prefix}max_ms"] = values[-1]
-    if not views:
-        run.notes.append("no projector yet: latency measured to the result on the results topic only")
+    for observer, label, prefix in (("views", "to the view in Redis", ""), ("results", "to the result on Kafka", "results_")):
+        values = seen.latencies_ms(observer, after=started + p.latency_warmup_s)
+        run.latencies[label] = values
+        run.figures.update(latency_figures(values, prefix))
     return run
 
 
 async def memory(ctx: Context) -> RunResult:
     p = ctx.params
     playouts = ctx.playouts(LoadSpec.active_matches(p.memory_matches, p.memory_moves_each + 1, seed=11))
-    records = playouts.mixed(len(playouts))
-    views = has_projector()
     with ctx.stack.run_space("memory") as space:
-        worker = rules_worker(ctx.stack, space)
-        services = [worker] + ([projector(ctx.stack, space)] if views else [])
-        with Services(*services) as running:
-            idle = {s.name: s.rss_bytes() for s in services}
-            await burst(ctx, space, records, running, until_projector=views)
+        services = [rules_worker(ctx.stack, space), projector(ctx.stack, space)]
+        with Services(*services, profile=ctx.profile("memory")) as running:
+            idle = {s.name: s.rss_bytes() / MIB for s in services}
+            await burst(ctx, space, playouts.mixed(len(playouts)), running, until_projector=True)
             await asyncio.sleep(1.0)  # let the last batch's garbage go
-            loaded = {s.name: s.rss_bytes() for s in services}
-    run = RunResult({"active_matches": len(playouts), "rules_rss_mib": loaded[worker.name] / MIB,
-                     "rules_idle_rss_mib": idle[worker.name] / MIB})
-    if views:
-        run.figures["projector_rss_mib"] = loaded["projector"] / MIB
-        run.figures["projector_idle_rss_mib"] = idle["projector"] / MIB
-    else:
-        run.notes.append("no projector yet: rules worker RSS only")
-    return run
+            loaded = {s.name: s.rss_bytes() / MIB for s in services}
+    return RunResult({"active_matches": len(playouts), "rules_rss_mib": loaded["rules-1"],
+                      "rules_idle_rss_mib": idle["rules-1"], "projector_rss_mib": loaded["projector"],
+                      "projector_idle_rss_mib": idle["projector"]})
 
 
 async def replay(ctx: Context) -> RunResult:
@@ -279,10 +237,7 @@ async def replay(ctx: Context) -> RunResult:
             path.write_bytes(b"".join(raw + b"\n" for raw in interleave((iter(m) for m in by_game[game]), 20)))
             run.figures[f"{game}_records_per_s"] = replay_rate(path)[1]
             ctx.step((number + 1) / (len(GAMES) + 1))
-    if has_projector():
-        run.figures["rebuild_results_per_s"] = await rebuild(ctx)
-    else:
-        run.notes.append("no projector yet: plylog rebuild not measured")
+    run.figures["rebuild_results_per_s"] = await rebuild(ctx)
     ctx.step(1.0)
     return run
 
@@ -327,3 +282,27 @@ async def rebuild(ctx: Context) -> float:
     if applied != len(results):
         raise RuntimeError(f"plylog rebuild applied {applied} results of {len(results)}")
     return records_per_s * applied / (applied + outcomes_applied)
+
+
+async def http(ctx: Context) -> RunResult:
+    """Closed-loop HTTP bots through the gateway (rules worker, projector and gateway running)."""
+    p = ctx.params
+    pool = ctx.playouts(LoadSpec.for_moves(int(p.http_seconds * 1500) + 2000, seed=13))
+    with ctx.stack.run_space("http") as space:
+        front = gateway(ctx.stack, space)
+        with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
+                      profile=ctx.profile("http")) as running:
+            cpu_before = running.cpu_seconds()
+            tally, seconds = await http_bots.play(front.ready_url.rsplit("/", 1)[0], iter(pool), p.http_bots,
+                                                  p.http_seconds, ctx.step)
+            cpu_after = running.cpu_seconds()
+    if not tally.latencies_ms:
+        raise RuntimeError(f"no HTTP action succeeded; first failures: {tally.failures}")
+    values = sorted(tally.latencies_ms)
+    run = RunResult({"moves_per_s": tally.moves / seconds, "failed": tally.failed, **latency_figures(values),
+                     **{f"{name.split('-')[0]}_cpu_us_per_move": (cpu_after[name] - cpu_before[name]) * 1e6 / tally.moves
+                        for name in cpu_before}},
+                    latencies={f"{p.http_bots} HTTP bots, request -> applied result": values})
+    if tally.failed:
+        run.notes.append(f"{tally.failed} HTTP requests failed or were rejected, e.g. {tally.failures[0]}")
+    return run

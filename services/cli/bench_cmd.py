@@ -37,6 +37,9 @@ def bench(
                                        help="Where the JSON report and plots go (default bench/results/)."),
     readme: Optional[bool] = typer.Option(None, "--readme/--no-readme",
                                           help="Update the results table in README.md (default: on, off with --quick)."),
+    profile: bool = typer.Option(False, "--profile", help="Sample every process under test with py-spy and write "
+                                                          "flame graphs (SVG) beside the report; figures of profiled "
+                                                          "runs are a little lower."),
 ) -> None:
     """Measure plylog against a raw Kafka baseline on a local stack, with a progress bar and a
     summary table; writes `bench/results/<timestamp>.json`, throughput and latency plots (PNG),
@@ -50,6 +53,7 @@ def bench(
     """
     from bench import report as reports
     from bench import runner
+    from bench.procs import py_spy_command
     from bench.scenarios import FULL, QUICK
 
     names = list(scenarios or [])
@@ -62,14 +66,19 @@ def bench(
     settings = load()
     root = repo_root() or Path.cwd()
     out = out or root / "bench" / "results" / ("quick" if quick else "")
+    if profile and py_spy_command() is None:
+        raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # retries on just-made topics are not news
-    with bench_stack(settings, partitions or settings.partitions, console) as stack:
-        result = runner.run(stack, params, names, console, "quick" if quick else "full")
     stamp = time.strftime("%Y%m%d-%H%M%S")
+    profiles = out / f"{stamp}-profiles" if profile else None
+    with bench_stack(settings, partitions or settings.partitions, console) as stack:
+        result = runner.run(stack, params, names, console, "quick" if quick else "full", profiles)
+    if profiles is not None:
+        result["profiles"] = profiles.name
     written = reports.write(result, out, stamp)
     reports.print_summary(result, console)
-    console.print("written: " + ", ".join(str(p) for p in written))
+    console.print("written: " + ", ".join(str(p) for p in written) + (f"; flame graphs in {profiles}/" if profiles else ""))
     if readme if readme is not None else not quick:
         path = root / "README.md"
         if path.exists() and reports.update_readme(path, result, written[0].name):
@@ -97,16 +106,18 @@ def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterat
         return
     running = _running_stack(settings.home)
     if running is not None:
-        console.print(f"using the running local stack in {settings.home} (Kafka {running[0]}, Redis {running[1]}); "
-                      "its own services keep running and share the CPUs")
-        yield BenchStack(*running, work, partitions)
+        bootstrap, redis_url, services = running
+        console.print(f"using the running local stack in {settings.home} (Kafka {bootstrap}, Redis {redis_url})"
+                      + (f"; its services ({', '.join(services)}) keep running and share the CPUs" if services else ""))
+        yield BenchStack(bootstrap, redis_url, work, partitions)
         return
     with _own_stack(work, console) as (bootstrap, redis_url):
         yield BenchStack(bootstrap, redis_url, work, partitions)
 
 
-def _running_stack(home: Path) -> Optional[tuple[str, str]]:
-    from services.cli.stack import read_stack
+def _running_stack(home: Path) -> Optional[tuple[str, str, list[str]]]:
+    """(Kafka, Redis, names of plylog's services running beside them) of the local stack, if it answers."""
+    from services.cli.stack import INFRA, read_stack
 
     stack = read_stack(home)
     if not stack or not stack.get("kafka_bootstrap") or not stack.get("redis_url"):
@@ -115,7 +126,7 @@ def _running_stack(home: Path) -> Optional[tuple[str, str]]:
         _require_answers(stack["kafka_bootstrap"], stack["redis_url"], f"the local stack in {home}")
     except CliError:
         return None
-    return stack["kafka_bootstrap"], stack["redis_url"]
+    return stack["kafka_bootstrap"], stack["redis_url"], sorted(set(stack.get("components", {})) - set(INFRA))
 
 
 @contextlib.contextmanager

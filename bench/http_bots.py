@@ -1,0 +1,83 @@
+"""HTTP bots: play pre-generated random matches through the gateway, as clients do.
+
+Each bot creates a match (`POST /v1/matches`, two players of its own, so the per-player rate
+limit is not what is measured), then submits the match's actions one after the other with
+`POST /v1/matches/{id}/actions?wait=true` and the seat's token: every request returns once the
+result is applied, so a bot is closed-loop and the latency is request -> applied result.
+The actions come from the bots of `games.playout`: the gateway sends the same create, so the
+same actions are legal in the same order.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import httpx
+import orjson
+
+
+@dataclass
+class HttpTally:
+    moves: int = 0  # accepted results: creates and actions
+    failed: int = 0  # non-2xx answers or rejected actions (the bot leaves that match)
+    latencies_ms: list[float] = field(default_factory=list)  # of the action requests
+    failures: list[str] = field(default_factory=list)
+
+
+async def play_match(client: httpx.AsyncClient, match: list[bytes], bot: int, deadline: float, tally: HttpTally) -> None:
+    records = [orjson.loads(raw) for raw in match]
+    create = records[0]["action"]
+    players = [f"bench-{bot}-{seat}" for seat in range(len(create["seats"]))]
+    seat_of = {name: seat for seat, name in enumerate(create["seats"])}
+    made = await client.post("/v1/matches", json={"game": create["game"], "seats": players, "options": create["options"]})
+    if made.status_code != 201:
+        return _failed(tally, f"create: {made.status_code} {made.text[:200]}")
+    tally.moves += 1
+    created = made.json()
+    match_id, tokens = created["match_id"], created["tokens"]
+    for record in records[1:]:
+        if time.perf_counter() >= deadline:
+            return
+        token = tokens[seat_of[record["player"]]]
+        started = time.perf_counter()
+        answer = await client.post(f"/v1/matches/{match_id}/actions", params={"wait": "true"},
+                                   json={"action": record["action"]}, headers={"Authorization": f"Bearer {token}"})
+        took = (time.perf_counter() - started) * 1000
+        if answer.status_code != 200 or answer.json().get("status") != "accepted":
+            return _failed(tally, f"action: {answer.status_code} {answer.text[:200]}")
+        tally.latencies_ms.append(took)
+        tally.moves += 1
+
+
+def _failed(tally: HttpTally, why: str) -> None:
+    tally.failed += 1
+    if len(tally.failures) < 5:
+        tally.failures.append(why)
+
+
+async def play(base_url: str, matches: Iterator[list[bytes]], bots: int, seconds: float,
+               on_tick=lambda fraction: None) -> tuple[HttpTally, float]:
+    """`bots` bots as fast as the gateway answers for `seconds`; returns the tally and the time.
+    Each bot has a client (one keep-alive connection) of its own: one pool shared by many
+    concurrent requests costs httpx far more CPU than the gateway spends on them."""
+    tally = HttpTally()
+    started = time.perf_counter()
+    deadline = started + seconds
+
+    async def bot(number: int) -> None:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30.0, verify=False) as client:  # plain HTTP: no CA bundle to load
+            while time.perf_counter() < deadline:
+                match = next(matches, None)
+                if match is None:
+                    return
+                await play_match(client, match, number, deadline, tally)
+
+    async def ticker() -> None:
+        while time.perf_counter() < deadline:
+            on_tick((time.perf_counter() - started) / seconds)
+            await asyncio.sleep(0.2)
+
+    await asyncio.gather(ticker(), *(bot(n) for n in range(bots)))
+    return tally, time.perf_counter() - started
