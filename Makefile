@@ -50,7 +50,8 @@ browser:
 run: setup
 	@$(PLYLOG) up $(UP_ARGS)
 	@echo
-	@echo "plylog is running. Kafka 127.0.0.1:$${PLYLOG_KAFKA_PORT:-9092}, Redis 127.0.0.1:$${PLYLOG_REDIS_PORT:-6379}, gateway http://127.0.0.1:$${PLYLOG_GATEWAY_PORT:-8000}/ (once written)"
+	@echo "plylog is running. Web client and API: http://127.0.0.1:$${PLYLOG_GATEWAY_PORT:-8000}/ (API docs at /docs)"
+	@echo "Kafka 127.0.0.1:$${PLYLOG_KAFKA_PORT:-9092}, Redis 127.0.0.1:$${PLYLOG_REDIS_PORT:-6379}; play from a terminal: .venv/bin/plylog new --help"
 	@echo "logs and state: $${PLYLOG_HOME:-.plylog}/logs/   status: make status   stop: make down"
 
 down:
