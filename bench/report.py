@@ -151,7 +151,8 @@ def _plot_latency(report: dict, path: Path) -> Optional[Path]:
     ax.set_xscale("log")
     ax.set_xlabel("latency (ms, log scale)")
     ax.set_ylabel("fraction of moves")
-    ax.set_title(f"Latency CDF at {report['params']['latency_rate']:,.0f} moves/s offered (median run)")
+    ax.set_title(f"Latency CDFs, median run: bots at {report['params']['latency_rate']:,.0f} moves/s offered; "
+                 f"{report['params']['http_bots']} HTTP bots", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -70,14 +70,16 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as bar:
         ctx = Context(stack, params, say=lambda text: bar.console.print(f"[dim]{text}[/dim]"), profile_dir=profile_dir)
-        ctx.say("preparing the loads (random matches, cached) ...")
         total = bar.add_task("all runs", total=len(order) * params.runs)
         current = bar.add_task("", total=1000)
+        ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))
+        if params.warmup:
+            bar.update(current, description="warm-up (not recorded)")
+            _one_run(SCENARIOS["baseline"], ctx, bar.console, "warm-up, not recorded: ")
         for number in range(params.runs):
             ctx.run_number = number + 1
             for name in order:
                 bar.update(current, description=f"{name} (run {number + 1}/{params.runs})", completed=0)
-                ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))
                 outcomes[name].append(_one_run(SCENARIOS[name], ctx, bar.console))
                 bar.advance(total)
         bar.update(current, description="done", completed=1000)
@@ -90,7 +92,7 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     return report
 
 
-def _one_run(scenario: Scenario, ctx: Context, console: Console) -> RunResult | Exception:
+def _one_run(scenario: Scenario, ctx: Context, console: Console, label: str = "") -> RunResult | Exception:
     started = time.perf_counter()
     try:
         result = asyncio.run(scenario.run(ctx))
@@ -101,7 +103,7 @@ def _one_run(scenario: Scenario, ctx: Context, console: Console) -> RunResult | 
         return error
     main = result.figures.get(scenario.main)
     shown = f"{scenario.main} = {main:,.1f}" if main is not None else ", ".join(result.notes)
-    console.print(f"{scenario.name}: {shown} ({time.perf_counter() - started:.0f}s)")
+    console.print(f"{label}{scenario.name}: {shown} ({time.perf_counter() - started:.0f}s)")
     return result
 
 

@@ -43,6 +43,7 @@ MIB = 1024 * 1024
 @dataclass(frozen=True)
 class Params:
     runs: int = 3                    # runs per scenario (each figure: median, min, max)
+    warmup: bool = True              # one unrecorded baseline run first (a fresh broker's JVM is slow)
     moves: int = 100_000             # throughput load (baseline, pipeline, scale)
     open_matches: int = 1_000        # matches in progress at once in that load
     latency_rate: float = 1_000.0    # offered moves/s
@@ -57,7 +58,7 @@ class Params:
 
 
 FULL = Params()
-QUICK = Params(runs=1, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
+QUICK = Params(runs=1, warmup=False, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
                latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0)
 
 

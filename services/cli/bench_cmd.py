@@ -18,10 +18,10 @@ from rich.console import Console
 from services.cli._errors import CliError
 from services.common.settings import Settings, load, repo_root
 
-SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker, then rules worker + projector; "
-                 "runs baseline too for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
+SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
+                 "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
                  "fold per game; plylog rebuild), scale (1 vs 2 rules workers), memory (RSS at 10,000 active "
-                 "matches). Default: all.")
+                 "matches), http (closed-loop bots through the gateway). Default: all.")
 
 
 def bench(
