@@ -159,6 +159,7 @@ class RulesCore:
                 log.exception("internal error on %s[%d]@%d", incoming.topic, incoming.partition, incoming.offset)
                 batch.sends.append(dead_letter(incoming, f"internal error: {type(error).__name__}: {error}"))
                 batch.counts["deadletters"] += 1
+        batch.counts["states"] = len(latest)
         for key, entry in latest.items():
             stored = entry.encode()
             batch.writes[key] = (stored, entry.partition)
