@@ -24,7 +24,7 @@ import orjson
 
 from services.common.settings import Settings
 
-from .core import Counters, Incoming, RulesCore, position_key, read_position
+from .core import Counters, Incoming, RulesCore, position_key, read_position, rejected_by_code
 
 log = logging.getLogger("plylog.rules")
 
@@ -129,7 +129,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
                      "%d matches stored in %.1f ms", counters.batches, batch.counts["records"],
                      batch.counts["redelivered"], batch.counts["accepted"], batch.counts["duplicates"],
-                     sum(v for k, v in batch.counts.items() if k.startswith("rejected:")),
+                     sum(rejected_by_code(batch.counts).values()),
                      batch.counts["deadletters"], batch.counts["states"], took * 1000)
 
     return app

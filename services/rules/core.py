@@ -60,36 +60,28 @@ def read_position(stored: Optional[bytes]) -> int:
 
 @dataclass
 class Counters:
-    """Running totals a metrics endpoint can expose."""
+    """Running totals of the batches' counts, for metrics (`metrics.json`)."""
 
-    records: int = 0
-    redelivered: int = 0
-    accepted: int = 0
-    duplicates: int = 0
-    deadletters: int = 0
+    totals: Counter = field(default_factory=Counter)
     batches: int = 0
-    rejected: Counter = field(default_factory=Counter)
     batch_seconds_total: float = 0.0
     batch_seconds_max: float = 0.0
 
     def add(self, batch: Batch, seconds: float) -> None:
         self.batches += 1
-        self.records += batch.counts["records"]
-        self.redelivered += batch.counts["redelivered"]
-        self.accepted += batch.counts["accepted"]
-        self.duplicates += batch.counts["duplicates"]
-        self.deadletters += batch.counts["deadletters"]
-        for name, value in batch.counts.items():
-            if name.startswith("rejected:"):
-                self.rejected[name.split(":", 1)[1]] += value
+        self.totals.update(batch.counts)
         self.batch_seconds_total += seconds
         self.batch_seconds_max = max(self.batch_seconds_max, seconds)
 
     def as_dict(self) -> dict:
-        return {"records": self.records, "redelivered": self.redelivered, "accepted": self.accepted, "duplicates": self.duplicates,
-                "deadletters": self.deadletters, "batches": self.batches, "rejected": dict(self.rejected),
-                "batch_seconds_total": round(self.batch_seconds_total, 6),
+        plain = ("records", "redelivered", "accepted", "duplicates", "deadletters", "states")
+        return {**{name: self.totals[name] for name in plain}, "rejected": rejected_by_code(self.totals),
+                "batches": self.batches, "batch_seconds_total": round(self.batch_seconds_total, 6),
                 "batch_seconds_max": round(self.batch_seconds_max, 6)}
+
+
+def rejected_by_code(counts: Counter) -> dict[str, int]:
+    return {name.split(":", 1)[1]: value for name, value in counts.items() if name.startswith("rejected:")}
 
 
 class StateCache:
