@@ -49,7 +49,7 @@ FIGURES: list[Figure] = [
     Figure("baseline", "records_per_s", "raw Kafka pass-through", "records/s"),
     Figure("baseline", "cpu_us_per_record", "pass-through CPU per record", "µs", digits=1),
     Figure("pipeline", "moves_per_s", "pipeline: moves applied in Redis", "moves/s", Goal(">=", 5000)),
-    Figure("pipeline", "ratio_to_baseline", "pipeline / baseline", "ratio", Goal(">=", 0.5), digits=2),
+    Figure("pipeline", "ratio_to_baseline", "pipeline / baseline", "", Goal(">=", 0.5), digits=2),
     Figure("pipeline", "rules_moves_per_s", "rules worker only: results on Kafka", "moves/s"),
     Figure("pipeline", "rules_cpu_us_per_move", "rules worker CPU per move", "µs"),
     Figure("pipeline", "projector_cpu_us_per_result", "projector CPU per result", "µs"),

@@ -151,11 +151,11 @@ async def play(bootstrap: str, topic: str, matches: Iterator[list[bytes]], bots:
             due = int(elapsed * rate) - ticks
             for _ in range(due):
                 ticks += 1
-                bot = _next_move(free, matches)
-                if bot is None:
+                chosen = _next_move(free, matches)
+                if chosen is None:
                     missed += 1
                     continue
-                bot, raw = bot
+                bot, raw = chosen
                 sent += 1
                 task = asyncio.ensure_future(move(bot, raw))
                 tasks.add(task)

@@ -1,5 +1,5 @@
-"""The processes a benchmark run starts itself: rules workers, the projector, the raw Kafka
-pass-through. Each scenario decides how many of which; each has its own log and data dir."""
+"""The processes a benchmark run starts itself: rules workers, the projector, the gateway, the raw
+Kafka pass-through. Each scenario decides how many of which; each has its own log and data dir."""
 from __future__ import annotations
 
 import os

@@ -67,7 +67,7 @@ def markdown_table(report: dict, json_name: str) -> str:
              "| figure | median | min – max | goal | met |",
              "|---|---:|---:|---:|:---:|"]
     for figure, values in rows(report):
-        unit = f" {figure.unit}"
+        unit = f" {figure.unit}" if figure.unit else ""
         lines.append(f"| {figure.title(report['params'])} | {figure.format(values['median'])}{unit} | "
                       f"{_range(figure, values)} | {figure.goal or ''} | {_met(figure, values)} |")
     return "\n".join(lines)
