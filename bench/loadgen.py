@@ -199,6 +199,8 @@ async def produce_at_rate(bootstrap: str, topic: str, records: Iterable[Record],
 def main(argv: Optional[list[str]] = None) -> None:
     from services.common.settings import load
 
+    from .stack import BenchStack, bench_dir
+
     parser = argparse.ArgumentParser(prog="python -m bench.loadgen", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=1000.0, help="offered moves/s (open loop); 0 = as fast as possible")
@@ -207,7 +209,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     settings = load()
-    playouts = cached(LoadSpec(args.matches, args.seed), settings.home / "bench" / "cache", print)
+    playouts = cached(LoadSpec(args.matches, args.seed), BenchStack(settings.kafka_bootstrap, settings.redis_url,
+                                                                    bench_dir(settings.home)).cache_dir, print)
     records = playouts.mixed(args.open)
     topic = settings.topics.moves
     print(f"producing {len(records):,} records of {len(playouts):,} matches to {topic} at {settings.kafka_bootstrap}")

@@ -19,7 +19,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator, Awaitable, Callable, Optional
+from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
 import redis.asyncio as aioredis
 
@@ -84,16 +84,19 @@ class Context:
         """Path prefix for the flame graphs of this run's processes (None: no profiling)."""
         return None if self.profile_dir is None else self.profile_dir / f"{label}-run{self.run_number}"
 
+    def memo(self, key, make: Callable[[], Any]) -> Any:
+        """`make()` once per invocation (loads are made before any clock runs and reused by every run)."""
+        if key not in self._loads:
+            self._loads[key] = make()
+        return self._loads[key]
+
     def playouts(self, spec: LoadSpec) -> Playouts:
-        if spec not in self._loads:
-            self._loads[spec] = cached(spec, self.stack.cache_dir, self.say)
-        return self._loads[spec]
+        return self.memo(spec, lambda: cached(spec, self.stack.cache_dir, self.say))
 
     def throughput_load(self) -> list[Record]:
-        key = ("mixed", self.params.moves, self.params.open_matches)
-        if key not in self._loads:
-            self._loads[key] = self.playouts(LoadSpec.for_moves(self.params.moves)).mixed(self.params.open_matches)
-        return self._loads[key]
+        p = self.params
+        return self.memo(("mixed", p.moves, p.open_matches),
+                         lambda: self.playouts(LoadSpec.for_moves(p.moves)).mixed(p.open_matches))
 
 
 # --- progress measures ---------------------------------------------------------------------------
@@ -236,6 +239,7 @@ async def replay(ctx: Context) -> RunResult:
         for number, game in enumerate(GAMES):
             path = Path(tmp) / f"{game}.jsonl"
             path.write_bytes(b"".join(raw + b"\n" for raw in interleave((iter(m) for m in by_game[game]), 20)))
+            replay_rate(path)  # warm: the game's first records import and compile its models
             run.figures[f"{game}_records_per_s"] = replay_rate(path)[1]
             ctx.step((number + 1) / (len(GAMES) + 1))
     run.figures["rebuild_results_per_s"] = await rebuild(ctx)
@@ -246,8 +250,7 @@ async def replay(ctx: Context) -> RunResult:
 def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
     """The results and outcomes the rules worker gives for the throughput load (the same fold,
     offline), each result keyed to its move's partition as the worker writes it."""
-    key = ("outputs", ctx.params.moves, ctx.params.open_matches)
-    if key not in ctx._loads:
+    def fold() -> tuple[list[Record], list[Record]]:
         offsets: dict[int, int] = defaultdict(int)
         placed = []
         for match_id, raw in ctx.throughput_load():
@@ -259,8 +262,9 @@ def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
             results.append((record.key, encode(taken.result)))
             if taken.outcome is not None:
                 outcomes.append((record.key, encode(taken.outcome)))
-        ctx._loads[key] = results, outcomes
-    return ctx._loads[key]
+        return results, outcomes
+
+    return ctx.memo(("outputs", ctx.params.moves, ctx.params.open_matches), fold)
 
 
 REBUILT = re.compile(rb"applied (\d+) results .* and (\d+) outcomes .*, (\d+) records/s")

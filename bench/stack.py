@@ -15,6 +15,12 @@ from services.common import kafka_admin
 from services.common.settings import Topics
 
 
+def bench_dir(home: Path) -> Path:
+    """The benchmarks' own files under a plylog home: the load cache, logs of the last runs
+    (and the stack `plylog bench` starts when none runs)."""
+    return home / "bench"
+
+
 @dataclass(frozen=True)
 class BenchStack:
     bootstrap: str

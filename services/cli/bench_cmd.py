@@ -55,6 +55,7 @@ def bench(
     from bench import runner
     from bench.procs import py_spy_command
     from bench.scenarios import FULL, QUICK
+    from bench.stack import bench_dir
 
     names = list(scenarios or [])
     try:
@@ -89,16 +90,16 @@ def bench(
     failed = [name for name, s in result["scenarios"].items() if s["errors"]]
     if failed:
         raise CliError(f"some benchmark runs failed: {', '.join(failed)} (their errors are above and in {written[0]})",
-                       f"read the logs of the processes under test in {settings.home / 'bench' / 'runs'}/")
+                       f"read the logs of the processes under test in {bench_dir(settings.home) / 'runs'}/")
 
 
 @contextlib.contextmanager
 def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterator["BenchStack"]:
     """Kafka and Redis to measure on: from the environment, the running local stack, or a
     stack of its own started now and removed afterwards."""
-    from bench.stack import BenchStack
+    from bench.stack import BenchStack, bench_dir
 
-    work = settings.home / "bench"
+    work = bench_dir(settings.home)
     if settings.env_kafka_bootstrap and settings.env_redis_url:
         _require_answers(settings.kafka_bootstrap, settings.redis_url, "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL")
         console.print(f"using Kafka {settings.kafka_bootstrap} and Redis {settings.redis_url} (from the environment)")
