@@ -36,7 +36,8 @@ def bench(
     out: Optional[Path] = typer.Option(None, "--out", file_okay=False,
                                        help="Where the JSON report and plots go (default bench/results/)."),
     readme: Optional[bool] = typer.Option(None, "--readme/--no-readme",
-                                          help="Update the results table in README.md (default: on, off with --quick)."),
+                                          help="Update the results table in README.md (default: on, off with --quick "
+                                               "or --out)."),
     profile: bool = typer.Option(False, "--profile", help="Sample every process under test with py-spy and write "
                                                           "flame graphs (SVG) beside the report; figures of profiled "
                                                           "runs are a little lower."),
@@ -66,6 +67,7 @@ def bench(
     params = dataclasses.replace(QUICK if quick else FULL, **overrides)
     settings = load()
     root = repo_root() or Path.cwd()
+    update_readme = readme if readme is not None else not quick and out is None  # the table names bench/results/
     out = out or root / "bench" / "results" / ("quick" if quick else "")
     if profile and py_spy_command() is None:
         raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
@@ -80,7 +82,7 @@ def bench(
     written = reports.write(result, out, stamp)
     reports.print_summary(result, console)
     console.print("written: " + ", ".join(str(p) for p in written) + (f"; flame graphs in {profiles}/" if profiles else ""))
-    if readme if readme is not None else not quick:
+    if update_readme:
         path = root / "README.md"
         if path.exists() and reports.update_readme(path, result, written[0].name):
             console.print(f"updated the results table in {path}")
