@@ -16,6 +16,7 @@ import logging
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Iterable, Optional
 
 import orjson
@@ -171,7 +172,7 @@ def needs(items: Iterable[Item]) -> Needs:
 class _Writes:
     """The batch's effect, coalesced: only a match's last view is written, counters are summed."""
 
-    matches: dict[str, dict[str, str]] = field(default_factory=dict)
+    matches: dict[str, dict] = field(default_factory=dict)  # the latest result per match
     placements: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # id -> (game, list, score)
     deadlines: dict[str, Optional[int]] = field(default_factory=dict)
     log: list[tuple[str, int, bytes]] = field(default_factory=list)
@@ -214,14 +215,14 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys) -> str:
         return "stale"
     view, at_ms = result["view"], to_ms(result["at"])
     game, status = view["game"], view["status"]
-    fields, entry = match_fields(result), log_entry(result)
+    entry = log_entry(result)
     placement, due = (game, LIST_OF_STATUS[status], list_score(view, at_ms)), deadline(view)
     counted = activity(result["events"])
     day = utc_day(at_ms)
     if seq != stored + 1:
         log.warning("match %s: result seq %d follows stored seq %d (results are missing)", match_id, seq, stored)
     known.seqs[match_id] = seq
-    w.matches[match_id] = fields
+    w.matches[match_id] = result  # only the latest one is written: its fields are made then
     w.log.append((match_id, seq, entry))
     w.placements[match_id] = placement
     w.deadlines[match_id] = due
@@ -281,7 +282,12 @@ def activity(events: list) -> Counter:
 
 
 def utc_day(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+    return _day_name(ms // 86_400_000)
+
+
+@lru_cache(maxsize=4096)
+def _day_name(day: int) -> str:
+    return datetime.fromtimestamp(day * 86_400, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
 def _apply_outcome(w: _Writes, outcome: dict, known: Known, keys: Keys) -> str:
@@ -320,8 +326,8 @@ def scored(before: list[Standing], winner: Optional[int]) -> list[Standing]:
 # --- commands -------------------------------------------------------------------------------------
 def _commands(w: _Writes, keys: Keys) -> list[Command]:
     out: list[Command] = []
-    for match_id, fields in w.matches.items():
-        out.append(("HSET", keys.match(match_id), *_flat(fields.items())))
+    for match_id, result in w.matches.items():
+        out.append(("HSET", keys.match(match_id), *_flat(match_fields(result).items())))
     for match_id, seq, entry in w.log:
         out.append(("ZADD", keys.match_log(match_id), seq, entry))
     trimmed = set()
