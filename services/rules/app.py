@@ -2,13 +2,12 @@
 
 Per batch (`take_events`, agent concurrency 1): fold every record, produce its result (and
 outcome or dead letter) to the record's own partition number, wait until Kafka acknowledged
-them all, then store the changed states and the partition's position in the table. After every
-partition assignment the worker seeks to its own stored positions, so:
+them all, then store the changed states and the partition's position in the table. Offsets are
+committed only up to the stored positions, after the changelog is flushed, so:
 - crash before the states are stored: the records come again and are folded again from the
   old state, giving the same result bytes (a repeat, never a gap);
 - crash after: the records are at or below the stored position (or the match's own stored
   offset) and are skipped; their results are already on the topic.
-Faust's committed offsets only decide where fetching starts before our seek.
 """
 from __future__ import annotations
 
@@ -23,6 +22,8 @@ from typing import Any, Optional
 import aiokafka
 import faust
 import orjson
+from faust.types import TP
+from mode import CrashingSupervisor
 
 from services.common.settings import Settings
 
@@ -116,18 +117,24 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
 
     @app.on_rebalance_complete.connect
     async def mark_ready(sender, **_):
+        positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
+                     for tp in sender.consumer.assignment() if tp.topic == topics.moves}
+        log.info("recovered; stored positions of %s: %s", topics.moves, dict(sorted(positions.items())))
         ready_file = os.environ.get("PLYLOG_READY_FILE")
         if ready_file:
             open(ready_file, "w").close()
 
-    _seek_to_own_positions_after_every_assignment(app, table, topics.moves)
+    _commit_only_stored_positions(app, table, topics.moves)
 
     @app.timer(5.0)
     async def write_metrics():
         """The counters as JSON beside the worker's data, for `plylog status` and dashboards."""
         (datadir / "metrics.json").write_bytes(orjson.dumps({"worker": worker_name, **counters.as_dict()}))
 
-    @app.agent(moves, concurrency=1, name="fold_moves")
+    # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
+    # agent would let Faust ack the failed batch and read on past it; a restarted worker
+    # resumes from its stored positions instead.
+    @app.agent(moves, concurrency=1, name="fold_moves", supervisor_strategy=CrashingSupervisor)
     async def fold_moves(stream):
         async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
             started = time.perf_counter()
@@ -146,32 +153,35 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                 continue
             for key, (value, partition) in batch.writes.items():
                 table.store(key, value, partition)
+            for partition, offset in batch.rewind.items():
+                await app.consumer.seek(TP(topics.moves, partition), offset)
             took = time.perf_counter() - started
             counters.add(batch, took)
             log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                     "%d matches stored in %.1f ms", counters.batches, batch.counts["records"],
+                     "%d matches stored in %.1f ms; offsets %s", counters.batches, batch.counts["records"],
                      batch.counts["redelivered"], batch.counts["accepted"], batch.counts["duplicates"],
                      sum(rejected_by_code(batch.counts).values()),
-                     batch.counts["deadletters"], batch.counts["states"], took * 1000)
+                     batch.counts["deadletters"], batch.counts["states"], took * 1000, batch.describe_offsets())
 
     return app
 
 
-def _seek_to_own_positions_after_every_assignment(app: faust.App, table: MatchTable, moves: str) -> None:
-    """After Faust seeks the assigned partitions to its committed offsets (the last step of
-    every recovery), seek each moves partition to just after our own stored position."""
+def _commit_only_stored_positions(app: faust.App, table: MatchTable, moves: str) -> None:
+    """Every offset commit (periodic, on rebalance, on stop) commits just after our stored
+    positions, once the producer has flushed them (and the states) to the changelog.
+
+    Faust would commit what it acked, which around a rebalance includes records it skipped,
+    so its committed offsets could run ahead of what was answered; and moving the position
+    back later does not work, because Faust drops re-fetched records below what it has already
+    drained. With this, a (re)assigned partition is fetched from at most one second before the
+    last stored position; the records up to the position are skipped as answered."""
     consumer = app.consumer
-    faust_seek = consumer.perform_seek
 
-    async def perform_seek() -> None:
-        await faust_seek()
-        positions = {}
-        for tp in consumer.assignment():
-            if tp.topic == moves:
-                positions[tp.partition] = read_position(table.get(position_key(tp.partition)))
-                if positions[tp.partition] >= 0:
-                    await consumer.seek(tp, positions[tp.partition] + 1)
-        log.info("resuming %s after the stored positions %s", moves, dict(sorted(positions.items())))
+    async def force_commit(topics: Any = None, start_new_transaction: bool = True) -> bool:
+        await app.producer.flush()  # the positions below are in the changelog before Kafka hears of them
+        offsets = {tp: read_position(table.get(position_key(tp.partition))) + 1
+                   for tp in consumer.assignment() if tp.topic == moves}
+        offsets = {tp: offset for tp, offset in offsets.items() if offset > 0}
+        return bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
 
-    consumer.perform_seek = perform_seek
-
+    consumer.force_commit = force_commit

@@ -45,6 +45,14 @@ class Batch:
     sends: list[Outgoing] = field(default_factory=list)
     writes: dict[bytes, tuple[bytes, int]] = field(default_factory=dict)  # key -> (value, partition)
     counts: Counter = field(default_factory=Counter)
+    offsets: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (first, last) answered
+    rewind: dict[int, int] = field(default_factory=dict)  # partition -> offset to fetch from again
+
+    def describe_offsets(self) -> str:
+        return " ".join(f"{p}:{first}-{last}" for p, (first, last) in sorted(self.offsets.items()))
+
+
+GAP_CONFIRMATIONS = 3
 
 
 def position_key(partition: int) -> bytes:
@@ -74,7 +82,7 @@ class Counters:
         self.batch_seconds_max = max(self.batch_seconds_max, seconds)
 
     def as_dict(self) -> dict:
-        plain = ("records", "redelivered", "accepted", "duplicates", "deadletters", "states")
+        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "states")
         return {**{name: self.totals[name] for name in plain}, "rejected": rejected_by_code(self.totals),
                 "batches": self.batches, "batch_seconds_total": round(self.batch_seconds_total, 6),
                 "batch_seconds_max": round(self.batch_seconds_max, 6)}
@@ -129,6 +137,7 @@ class RulesCore:
 
     def __init__(self, cache: Optional[StateCache] = None):
         self.cache = cache or StateCache()
+        self.gaps: dict[int, tuple[int, int, int]] = {}  # partition -> (expected, delivered, times)
 
     def fold_batch(self, records: list[Incoming], load: Callable[[bytes], Optional[bytes]]) -> Batch:
         batch = Batch()
@@ -140,11 +149,11 @@ class RulesCore:
             partition = incoming.partition
             if partition not in positions:
                 positions[partition] = read_position(load(position_key(partition)))
-            if incoming.offset <= positions[partition]:
-                batch.counts["redelivered"] += 1  # answered before the position was stored
+            if not self._admit(incoming, positions[partition], batch):
                 continue
             positions[partition] = incoming.offset
             advanced.add(partition)
+            batch.offsets[partition] = (batch.offsets.get(partition, (incoming.offset,))[0], incoming.offset)
             try:
                 self._fold_one(incoming, load, latest, batch)
             except Exception as error:  # a bug must not stop the partition: keep the record, go on
@@ -159,6 +168,36 @@ class RulesCore:
         for partition in sorted(advanced):  # after the states: a crash between is covered per match
             batch.writes[position_key(partition)] = (b"%d" % positions[partition], partition)
         return batch
+
+    def _admit(self, incoming: Incoming, position: int, batch: Batch) -> bool:
+        """Whether to fold this record: the next one after the partition's position. A record at
+        or below it was answered already. One beyond it means records were not delivered (Faust
+        can drop records it fetched around a recovery): nothing more of the partition is folded
+        in this batch and the worker fetches it again from just after the position. Only when
+        fetching again gives the same record three times running is the gap real (offsets a
+        transactional producer's markers take) and accepted."""
+        partition, offset = incoming.partition, incoming.offset
+        if offset <= position:
+            batch.counts["redelivered"] += 1
+            return False
+        if partition in batch.rewind:
+            return False
+        if position < 0 or offset == position + 1:
+            self.gaps.pop(partition, None)
+            return True
+        seen = self.gaps.get(partition)
+        times = seen[2] + 1 if seen and seen[:2] == (position + 1, offset) else 1
+        self.gaps[partition] = (position + 1, offset, times)
+        batch.counts["gaps"] += 1
+        if times >= GAP_CONFIRMATIONS:
+            log.warning("%s[%d]: offsets %d-%d hold no records (fetched %d times); going on at %d",
+                        incoming.topic, partition, position + 1, offset - 1, times, offset)
+            del self.gaps[partition]
+            return True
+        log.warning("%s[%d]: offsets %d-%d were not delivered before %d; fetching them again",
+                    incoming.topic, partition, position + 1, offset - 1, offset)
+        batch.rewind[partition] = position + 1
+        return False
 
     def _fold_one(self, incoming: Incoming, load: Callable[[bytes], Optional[bytes]],
                   latest: dict[bytes, Stored], batch: Batch) -> None:

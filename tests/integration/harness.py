@@ -6,10 +6,11 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import orjson
 from kafka import KafkaProducer
@@ -92,6 +93,23 @@ class ServiceProcess:
 
     def tail(self, lines: int = 40) -> str:
         return "\n".join(self.logs[-1].read_text(errors="replace").splitlines()[-lines:]) if self.logs else ""
+
+
+def crash_during(process: ServiceProcess, send: Callable[[], object], kills: int = 3,
+                 pause_s: tuple[float, float] = (3.0, 7.0), seed: int = 1) -> None:
+    """Run `send` in a thread and, while it runs, SIGKILL and restart `process` `kills` times
+    at random moments, each time waiting until it is ready again."""
+    rng = random.Random(seed)
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        for _ in range(kills):
+            time.sleep(rng.uniform(*pause_s))
+            process.kill()
+            process.start()
+            process.wait_ready()
+    finally:
+        sender.join()
 
 
 def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1") -> ServiceProcess:

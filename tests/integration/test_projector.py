@@ -7,7 +7,6 @@ import random
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -29,7 +28,8 @@ from services.projector.runner import Projection, catch_up
 from services.projector.store import Store, dump, without_offsets
 from tests.support import record
 
-from .harness import REPO, ServiceProcess, mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .harness import (REPO, ServiceProcess, crash_during, mixed_bot_traffic, produce, rules_worker,
+                      wait_until_answered)
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
@@ -232,19 +232,12 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     assert len(results) >= 5000 and len(outcomes) >= 150
     send(kafka_bootstrap, topics.outcomes, outcomes)
     proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, crashed.prefix).start()
-    proj.wait_for_log("assigned partitions", timeout=60)
-    sender = threading.Thread(target=send, args=(kafka_bootstrap, topics.results, results, 15.0 / len(results)))
-    sender.start()
+    proj.wait_ready()
     try:
-        for _ in range(3):
-            time.sleep(rng.uniform(2.5, 4.5))
-            proj.kill()
-            proj.start()
-            proj.wait_for_log("assigned partitions", timeout=60)
-        sender.join()
+        crash_during(proj, lambda: send(kafka_bootstrap, topics.results, results, 15.0 / len(results)),
+                     pause_s=(2.5, 4.5), seed=3)
         wait_until_projected(redis_client, crashed, kafka_bootstrap, topics, workers=[proj])
     finally:
-        sender.join()
         proj.stop()
     assert proj.starts == 4
     crash_dump = dump(redis_client, crashed)

@@ -2,22 +2,23 @@
 it, SIGKILL loses and doubles nothing, and two workers share and hand over partitions."""
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections import defaultdict
 
 import orjson
 import pytest
+from kafka.admin import ConfigResource, ConfigResourceType
 
 from bench.logs import random_match_records
 from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.cli.audit import audit
+from services.common import kafka_admin
 from services.common.moves_log import read_topic
 from services.common.settings import Settings
 
-from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .harness import crash_during, mixed_bot_traffic, produce, rules_worker, wait_until_answered
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
@@ -99,29 +100,48 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
+def test_a_batch_kafka_refuses_stops_the_worker_and_a_restart_answers_it(kafka_bootstrap, contract_topics, worker_home):
+    topics = contract_topics(partitions=2)
+    records = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 2, seed=4, prefix="refused-")]
+    worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
+    try:
+        worker.wait_ready()
+        produce(kafka_bootstrap, topics.moves, records[:20])
+        wait_until_answered(kafka_bootstrap, topics, 20, workers=[worker])
+        _set_results_max_bytes(kafka_bootstrap, topics, "300")  # no result fits any more
+        produce(kafka_bootstrap, topics.moves, records[20:])
+        assert worker.process.wait(timeout=60) != 0, "the worker must stop, not read on past a failed batch"
+        assert "MessageSizeTooLargeError" in worker.log_text()
+        _set_results_max_bytes(kafka_bootstrap, topics, "1048588")
+        worker.start().wait_ready()
+        wait_until_answered(kafka_bootstrap, topics, len(records), workers=[worker])
+    finally:
+        worker.stop()
+    report = audit(settings_for(kafka_bootstrap, topics))
+    assert report.ok, "\n".join(report.problems)
+
+
+def _set_results_max_bytes(bootstrap: str, topics, value: str) -> None:
+    with kafka_admin.admin(bootstrap) as client:
+        client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topics.results,
+                                             configs={"max.message.bytes": value})])
+
+
 @pytest.mark.slow
 def test_sigkill_three_times_loses_nothing_and_applies_nothing_twice(kafka_bootstrap, contract_topics, worker_home):
     topics = contract_topics(partitions=6)
     traffic = mixed_bot_traffic(GAMES, matches=200, seed=5, prefix="crash-")
     assert len(traffic) >= 5000 and len({k for k, _ in traffic}) >= 200
     worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
-    worker.wait_for_log("assigned partitions of", timeout=90)
-    rng = random.Random(1)
+    worker.wait_ready()
     pace = 25.0 / len(traffic)  # spread the traffic over ~25 s so the kills land mid-stream
-    sender = threading.Thread(target=produce, args=(kafka_bootstrap, topics.moves, traffic, pace))
-    sender.start()
     try:
-        for _ in range(3):
-            time.sleep(rng.uniform(3, 7))
-            worker.kill()
-            worker.start()
-            worker.wait_for_log("assigned partitions of", timeout=90)
-        sender.join()
+        crash_during(worker, lambda: produce(kafka_bootstrap, topics.moves, traffic, pace))
         wait_until_answered(kafka_bootstrap, topics, len(traffic), timeout=240, workers=[worker])
     finally:
-        sender.join()
         worker.stop()
     assert worker.starts == 4
+    assert "hold no records" not in worker.log_text(), "the worker went on past records it never answered"
     report = audit(settings_for(kafka_bootstrap, topics))
     assert report.ok, "\n".join(report.problems)
     assert report.moves == len(traffic)

@@ -159,3 +159,32 @@ def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are()
     assert orjson.loads(again.sends[0].value)["source"]["offset"] == 3
     other_partition = core.fold_batch([incoming(b"garbage", 0, partition=4)], table.get)
     assert [s.kind for s in other_partition.sends] == ["deadletter"]
+
+
+def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(caplog):
+    core, table = RulesCore(), Table()
+    table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
+    place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
+    later = incoming(record("m1", "bob", {"type": "resign"}, 2), 13)
+    other = incoming(record("m2", "alice", CREATE, 3), 4, key=b"m2", partition=5)
+    batch = core.fold_batch([place, later, other], table.get)
+    assert batch.rewind == {3: 8} and batch.counts["gaps"] == 1
+    assert [orjson.loads(s.value)["source"] for s in batch.sends] == [{"partition": 5, "offset": 4}]
+    assert position_key(3) not in batch.writes
+    assert "offsets 8-11 were not delivered before 12; fetching them again" in caplog.text
+    table.apply(batch)
+    missed = [incoming(record("m1", "bob", {"type": "join"}, n), n) for n in range(8, 12)]
+    fetched_again = core.fold_batch(missed + [place], table.get)
+    assert fetched_again.rewind == {} and fetched_again.counts["gaps"] == 0
+    assert fetched_again.offsets == {3: (8, 12)} and fetched_again.counts["accepted"] == 1
+
+
+def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
+    core, table = RulesCore(), Table()
+    table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
+    place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
+    for _ in range(2):
+        assert core.fold_batch([place], table.get).rewind == {3: 8}
+    accepted = core.fold_batch([place], table.get)
+    assert accepted.rewind == {} and accepted.counts["accepted"] == 1
+    assert "offsets 8-11 hold no records (fetched 3 times); going on at 12" in caplog.text
