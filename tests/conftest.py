@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import signal
 import urllib.parse
 import uuid
 from dataclasses import dataclass
@@ -31,6 +32,16 @@ import pytest
 from services.common import settings as plysettings
 
 CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config) -> None:
+    """`timeout` and CI runners stop a run with SIGTERM: make it an interrupt, so fixtures tear
+    down and the service processes the tests started are stopped."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 KAFKA_IMAGE = "apache/kafka:4.0.2"   # keep in step with deploy/kafka/pom.xml
 REDIS_IMAGE = "redis:7"
 

@@ -1,6 +1,7 @@
 """Run plylog's services as real processes against the real broker, for integration tests."""
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import signal
@@ -21,7 +22,17 @@ from services.common.settings import Topics
 REPO = Path(__file__).resolve().parents[2]
 
 
-@dataclass
+_RUNNING: set["ServiceProcess"] = set()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    """A test run that ends early (Ctrl-C, SIGTERM) must not leave services behind."""
+    for process in list(_RUNNING):
+        process.kill()
+
+
+@dataclass(eq=False)
 class ServiceProcess:
     """One service process (`python -m <module>`) with its own log file; killable at will."""
 
@@ -47,6 +58,7 @@ class ServiceProcess:
                "PLYLOG_DATA_DIR": str(self.home / self.name), "PLYLOG_READY_FILE": str(self.ready_file)}
         self.process = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
                                         stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
+        _RUNNING.add(self)
         return self
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
