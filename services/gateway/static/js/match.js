@@ -13,7 +13,21 @@ const matchId = query("id");
 const messages = messageArea();
 const live = h("p", { class: "live-state", role: "status", "aria-live": "polite" }, "connecting…");
 const root = h("main", { id: "match", class: "match" });
-const state = { view: null, legal: null, local: {}, log: [], busy: false, confirmResign: false };
+const state = { view: null, legal: null, local: {}, drafts: {}, log: [], busy: false, confirmResign: false };
+
+// What the player types (a bid, a guess) survives the re-renders that come without a new
+// position (legal actions arriving, a busy flag, a rejection); a new position clears it.
+const TYPED = 'input[id]:not([type="radio"]):not([type="checkbox"]):not([readonly]), textarea[id]';
+root.addEventListener("input", (event) => {
+  if (event.target.matches && event.target.matches(TYPED)) state.drafts[event.target.id] = event.target.value;
+});
+
+function restoreDrafts() {
+  for (const [id, value] of Object.entries(state.drafts)) {
+    const node = document.getElementById(id);
+    if (node && node.matches(TYPED)) node.value = value;
+  }
+}
 
 function takeTokenFromFragment() {
   const fragment = new URLSearchParams(location.hash.slice(1));
@@ -96,6 +110,7 @@ function applyView(view) {
   state.view = view;
   if (changed) {
     state.legal = null;
+    state.drafts = {};
     loadLegalActions();
   }
   render();
@@ -149,6 +164,7 @@ function render() {
     h("section", { class: "log", "aria-label": "moves" }, h("h2", {}, "Moves"), h("ol", { id: "log", reversed: true })));
   renderLog();
   tickClocks();
+  restoreDrafts();
   if (focusedKey) {
     const again = root.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`) || document.getElementById(focusedKey);
     if (again) again.focus();
