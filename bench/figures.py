@@ -72,11 +72,3 @@ FIGURES: list[Figure] = [
     Figure("http", "p99_ms", "HTTP move p99", "ms", digits=1),
     Figure("http", "gateway_cpu_us_per_move", "gateway CPU per HTTP move", "µs"),
 ]
-
-
-def figures_of(scenario: str) -> list[Figure]:
-    return [f for f in FIGURES if f.scenario == scenario]
-
-
-def goal_of(scenario: str, key: str) -> Optional[Goal]:
-    return next((f.goal for f in FIGURES if f.scenario == scenario and f.key == key), None)

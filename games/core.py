@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, Iterable, Optional
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Event = dict[str, Any]
 ActionDict = dict[str, Any]
@@ -172,7 +172,3 @@ class Game:
 
     def dump_state(self, state: Frozen) -> dict[str, Any]:
         return state.model_dump(mode="json")
-
-
-def type_adapter(model: Any) -> TypeAdapter:
-    return TypeAdapter(model)

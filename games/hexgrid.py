@@ -100,11 +100,6 @@ class HexBoard:
             lines.append(indent + " ".join(c.rjust(width) for c in row))
         return "\n".join(lines)
 
-    def parse_cell(self, cell: Iterable[int]) -> Optional[int]:
-        """Index of an axial cell, or None when it is off the board."""
-        q, r = cell
-        return self.index.get((q, r))
-
 
 @lru_cache(maxsize=None)
 def hex_board(side: int) -> HexBoard:

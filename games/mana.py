@@ -237,7 +237,7 @@ class Mana(Game):
                           f"you play {COLOURS[seat]}")
         mana = state.mana
         black, white = masks(board)
-        own, enemy = (black, white) if seat == 0 else (white, black)
+        own = black if seat == 0 else white
         bird_bit = state.bird_bit()
         blockers, no_landing = black | white | bird_bit, own | bird_bit
         if not state.disobey and MARK[start] != mana:

@@ -19,7 +19,3 @@ def get_game(name: str) -> Game:
     """The game object for a wire name (`KeyError` if there is none)."""
     module = importlib.import_module(GAME_MODULES[name])
     return module.GAME
-
-
-def all_games() -> dict[str, Game]:
-    return {name: get_game(name) for name in GAME_MODULES}

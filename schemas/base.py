@@ -1,23 +1,18 @@
 """Base classes and shared field types of the wire contract."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-CONTRACT_VERSION = 1
 MAX_RECORD_BYTES = 64 * 1024
 
-REJECTION_CODES = (
-    "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
-    "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
-)
 RejectionCode = Literal[
     "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
     "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
 ]
-GAME_NAMES = ("mastermind", "strands", "mana", "mind_ninja")
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
+GAME_NAMES = get_args(GameName)
 
 EventId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
 MatchId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
@@ -45,6 +40,3 @@ class Event(Strict):
     """A public domain event; `type` names it."""
 
     type: str
-
-
-JsonObject = dict[str, Any]

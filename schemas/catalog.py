@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .lifecycle import LIFECYCLE_ACTIONS, LIFECYCLE_EVENTS
+from .lifecycle import LIFECYCLE_EVENTS
 
 GAME_SCHEMA_MODULES = {
     "mastermind": "schemas.mastermind",
@@ -31,10 +31,3 @@ def event_model(game: str, event_type: str) -> type[BaseModel]:
         if model.model_fields["type"].annotation.__args__[0] == event_type:
             return model
     raise KeyError(f"{game} has no event type {event_type!r}")
-
-
-def action_model(game: str, action_type: str) -> type[BaseModel]:
-    for model in (*LIFECYCLE_ACTIONS, *game_models(game, "ACTIONS")):
-        if model.model_fields["type"].annotation.__args__[0] == action_type:
-            return model
-    raise KeyError(f"{game} has no action type {action_type!r}")

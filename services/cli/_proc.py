@@ -211,14 +211,3 @@ def describe_port_user(port: int) -> str:
         return f"port {port} is in use"
     pid, cmd = who
     return f"port {port} is in use by pid {pid} ({cmd[:80]})"
-
-
-def wait_tcp(port: int, timeout: float, host: str = "127.0.0.1") -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return True
-        except OSError:
-            time.sleep(0.1)
-    return False

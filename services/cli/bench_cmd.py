@@ -10,13 +10,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import typer
 from rich.console import Console
 
 from services.cli._errors import CliError
 from services.common.settings import Settings, load, repo_root
+
+if TYPE_CHECKING:
+    from bench.stack import BenchStack
 
 SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
                  "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "

@@ -24,7 +24,6 @@ from .settings import DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX, FOREVER, Topics
 log = logging.getLogger(__name__)
 
 TOPIC_ALREADY_EXISTS = 36
-UNKNOWN_TOPIC = 3
 
 
 class KafkaAdminError(RuntimeError):

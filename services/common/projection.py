@@ -20,7 +20,6 @@ _JSON_FIELDS = ("seats", "view", "outcome")
 _INT_FIELDS = ("seq",)
 #: the fields a match list shows per match (everything but the full view)
 SUMMARY_FIELDS = ("game", "status", "seq", "seats", "created_at", "started_at", "ended_at", "outcome")
-PLAYER_STATS = ("played", "wins", "losses", "draws", "rating", "rd", "volatility")
 ACTIVITY_FIELDS = ("started", "finished", "moves")
 TOTALS_FIELDS = ("started", "finished", "moves")
 

@@ -65,10 +65,6 @@ class LiveHub:
                 if not listeners:
                     del self._listeners[match_id]
 
-    @property
-    def listener_count(self) -> int:
-        return sum(len(s) for s in self._listeners.values())
-
     async def run(self) -> None:
         """Subscribe and dispatch until cancelled; reconnects after a lost connection."""
         delay = 0.2
