@@ -26,6 +26,7 @@ import signal
 import urllib.parse
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 
 import pytest
 
@@ -111,52 +112,35 @@ class _Resolver:
 
     # -- resolution
     def kafka(self) -> _Source:
-        if "kafka" in self.found:
-            return self.found["kafka"]
-        if "kafka" in self.errors:
-            _unavailable(self.errors["kafka"])
-        env = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
-        if env:
-            if not self.kafka_ok(env):
-                self.errors["kafka"] = f"KAFKA_BOOTSTRAP_SERVERS={env} does not answer"
-                _unavailable(self.errors["kafka"])
-            src = _Source(env, "env")
-        elif self.stack and self.stack.get("kafka_bootstrap") and \
-                self.kafka_ok(self.stack["kafka_bootstrap"]):
-            src = _Source(self.stack["kafka_bootstrap"], f"local stack ({self.stack['home']})",
-                          self.stack["home"])
-        elif self._docker():
-            src = _Source(self._start_kafka_container(), "testcontainers")
-        else:
-            self.errors["kafka"] = (
-                "no Kafka: KAFKA_BOOTSTRAP_SERVERS is unset, no local stack answers "
-                f"({self.settings.stack_file}), and no Docker engine answers")
-            _unavailable(self.errors["kafka"])
-        self.found["kafka"] = src
-        return src
+        return self._resolve("kafka", "Kafka", "KAFKA_BOOTSTRAP_SERVERS", "kafka_bootstrap", self.kafka_ok,
+                             "does not answer", self._start_kafka_container)
 
     def redis(self) -> _Source:
-        if "redis" in self.found:
-            return self.found["redis"]
-        if "redis" in self.errors:
-            _unavailable(self.errors["redis"])
-        env = os.environ.get("REDIS_URL", "").strip()
+        return self._resolve("redis", "Redis", "REDIS_URL", "redis_url", self.redis_ok,
+                             "does not answer PING", self._start_redis_container)
+
+    def _resolve(self, name: str, title: str, env_var: str, stack_key: str, answers: Callable[[str], bool],
+                 silence: str, start_container: Callable[[], str]) -> _Source:
+        """The environment's address, else the local stack's, else a container's; found once."""
+        if name in self.found:
+            return self.found[name]
+        if name in self.errors:
+            _unavailable(self.errors[name])
+        env = os.environ.get(env_var, "").strip()
         if env:
-            if not self.redis_ok(env):
-                self.errors["redis"] = f"REDIS_URL={env} does not answer PING"
-                _unavailable(self.errors["redis"])
+            if not answers(env):
+                self.errors[name] = f"{env_var}={env} {silence}"
+                _unavailable(self.errors[name])
             src = _Source(env, "env")
-        elif self.stack and self.stack.get("redis_url") and self.redis_ok(self.stack["redis_url"]):
-            src = _Source(self.stack["redis_url"], f"local stack ({self.stack['home']})",
-                          self.stack["home"])
+        elif self.stack and self.stack.get(stack_key) and answers(self.stack[stack_key]):
+            src = _Source(self.stack[stack_key], f"local stack ({self.stack['home']})", self.stack["home"])
         elif self._docker():
-            src = _Source(self._start_redis_container(), "testcontainers")
+            src = _Source(start_container(), "testcontainers")
         else:
-            self.errors["redis"] = (
-                "no Redis: REDIS_URL is unset, no local stack answers "
-                f"({self.settings.stack_file}), and no Docker engine answers")
-            _unavailable(self.errors["redis"])
-        self.found["redis"] = src
+            self.errors[name] = (f"no {title}: {env_var} is unset, no local stack answers "
+                                 f"({self.settings.stack_file}), and no Docker engine answers")
+            _unavailable(self.errors[name])
+        self.found[name] = src
         return src
 
     # -- containers (only where a Docker engine answers)
