@@ -2,6 +2,7 @@
 Kafka pass-through. Each scenario decides how many of which; each has its own log and data dir."""
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
 import shutil
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -24,22 +25,42 @@ PROJECTOR_CONSUMER = "projector"  # its offsets in Redis: `{p}offsets:projector`
 
 
 class ServiceFailed(RuntimeError):
-    """A process the benchmark started exited or did not become ready; the message has its log's tail."""
+    """A service process exited or did not become ready; the message has its log's tail."""
 
 
-@dataclass
+_RUNNING: set["Service"] = set()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    """A run that ends early (Ctrl-C, SIGTERM) must not leave services behind."""
+    for service in list(_RUNNING):
+        service.kill()
+
+
+@dataclass(eq=False)
 class Service:
+    """One plylog service as a child process (`python -m <module>`) in a session of its own, for
+    the benchmarks and the tests: a log per start in `dir`, its data in `dir/data/<name>` (kept
+    across restarts), ready once it creates its ready file (PLYLOG_READY_FILE) or, with
+    `ready_url`, once that URL answers 200."""
+
     name: str
     module: str
     args: tuple[str, ...]
     env: dict[str, str]
     dir: Path
-    ready_url: Optional[str] = None  # ready when this answers 200; None: when the ready file exists
+    ready_url: Optional[str] = None
     popen: Optional[subprocess.Popen] = None
+    logs: list[Path] = field(default_factory=list)  # one per start, the current one last
+
+    @property
+    def starts(self) -> int:
+        return len(self.logs)
 
     @property
     def log(self) -> Path:
-        return self.dir / f"{self.name}.log"
+        return self.logs[-1]
 
     @property
     def ready_file(self) -> Path:
@@ -50,22 +71,28 @@ class Service:
         assert self.popen is not None
         return self.popen.pid
 
+    @property
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
     def start(self) -> "Service":
+        self.logs.append(self.dir / f"{self.name}.{self.starts + 1}.log")
         self.ready_file.unlink(missing_ok=True)
         data_dir = self.dir / "data" / self.name
         data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
-               "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(self.ready_file)}
-        with open(self.log, "ab") as log:
+        env = {**os.environ, "PLYLOG_HOME": str(self.dir), **self.env, "PYTHONPATH": str(REPO),
+               "PYTHONUNBUFFERED": "1", "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(self.ready_file)}
+        with open(self.log, "wb") as log:
             self.popen = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
                                           stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                           start_new_session=True)
+        _RUNNING.add(self)
         return self
 
     def wait_ready(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         while not self._ready():
-            if self.popen.poll() is not None:
+            if not self.alive:
                 raise ServiceFailed(f"{self.name} exited while starting (exit code {self.popen.returncode}); "
                                     f"last lines of {self.log}:\n{self.tail()}")
             if time.monotonic() > deadline:
@@ -81,8 +108,18 @@ class Service:
         except OSError:
             return False
 
+    def wait_for_log(self, fragment: str, timeout: float = 60.0) -> None:
+        """Wait until the current start's log contains `fragment`."""
+        deadline = time.monotonic() + timeout
+        while fragment not in self.log.read_text(errors="replace"):
+            if not self.alive:
+                raise ServiceFailed(f"{self.name} exited (exit code {self.popen.returncode}):\n{self.tail()}")
+            if time.monotonic() > deadline:
+                raise ServiceFailed(f"{self.name}: no {fragment!r} in its log after {timeout:g}s:\n{self.tail()}")
+            time.sleep(0.2)
+
     def check_alive(self) -> None:
-        if self.popen is not None and self.popen.poll() is not None:
+        if self.popen is not None and not self.alive:
             raise ServiceFailed(f"{self.name} exited during the run (exit code {self.popen.returncode}); "
                                 f"last lines of {self.log}:\n{self.tail()}")
 
@@ -98,18 +135,28 @@ class Service:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole process group (SIGKILL: a crash) and wait for the service to end."""
+        if self.alive:
+            os.killpg(self.popen.pid, sig)
+            self.popen.wait(timeout=30)
+
     def stop(self, timeout: float = 20.0) -> None:
-        if self.popen is None or self.popen.poll() is not None:
+        """SIGTERM, then SIGKILL if it has not ended after `timeout` seconds."""
+        if not self.alive:
             return
         os.killpg(self.popen.pid, signal.SIGTERM)
         try:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(10)
+            self.kill()
 
-    def tail(self, lines: int = 30) -> str:
-        if not self.log.exists():
+    def log_text(self) -> str:
+        """The logs of every start, in order."""
+        return "\n".join(path.read_text(errors="replace") for path in self.logs if path.exists())
+
+    def tail(self, lines: int = 40) -> str:
+        if not self.logs or not self.log.exists():
             return "(no log)"
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 

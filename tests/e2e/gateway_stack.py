@@ -13,37 +13,24 @@ from typing import Any, Iterator, Optional
 import httpx
 import redis
 
+from bench.procs import Service
 from services.cli._api import parse_sse
 from services.cli._proc import free_port
 from services.common import kafka_admin
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
-from tests.integration.harness import ServiceProcess, rules_worker
+from tests.integration.harness import rules_worker
 
 SECRET = "test-secret-0123456789abcdef"
 
 
 def gateway_process(bootstrap: str, topics: Topics, redis_url: str, redis_prefix: str, home: Path,
-                    **env: str) -> tuple[ServiceProcess, str]:
+                    **env: str) -> tuple[Service, str]:
     port = free_port()
     base = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
             "PLYLOG_REDIS_PREFIX": redis_prefix, "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_SECRET": SECRET}
-    process = ServiceProcess("services.gateway", "gateway", {**base, **env}, home)
-    return process, f"http://127.0.0.1:{port}"
-
-
-def wait_healthy(process: ServiceProcess, url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not process.alive:
-            raise AssertionError(f"gateway exited ({process.process.returncode}):\n{process.tail()}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"gateway not healthy after {timeout}s:\n{process.tail()}")
+    url = f"http://127.0.0.1:{port}"
+    return Service("gateway", "services.gateway", (), {**base, **env}, home, ready_url=f"{url}/healthz"), url
 
 
 def unique_redis_prefix() -> str:
@@ -60,14 +47,14 @@ class RunningStack:
     bootstrap: str
     redis_url: str
     keys: Keys
-    processes: list[ServiceProcess]
+    processes: list[Service]
     http: httpx.Client = field(init=False)
 
     def __post_init__(self) -> None:
         self.http = httpx.Client(base_url=self.url, timeout=30)
 
     @property
-    def gateway(self) -> ServiceProcess:
+    def gateway(self) -> Service:
         return self.processes[-1]
 
     @property
@@ -80,7 +67,7 @@ class RunningStack:
     def restart_gateway(self) -> None:
         self.gateway.kill()
         self.gateway.start()
-        wait_healthy(self.gateway, self.url)
+        self.gateway.wait_ready(timeout=60)
 
     def view(self, match_id: str) -> dict[str, Any]:
         response = self.http.get(f"/v1/matches/{match_id}")
@@ -99,7 +86,7 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix,
            "REDIS_URL": redis_url, "PLYLOG_REDIS_PREFIX": prefix}
     worker = rules_worker(bootstrap, topics, home)
-    projector = ServiceProcess("services.projector", "projector", env, home, args=("--name", f"projector-{name}"))
+    projector = Service("projector", "services.projector", ("--name", f"projector-{name}"), env, home)
     gateway, url = gateway_process(bootstrap, topics, redis_url, prefix, home, **gateway_env)
     processes = [worker, projector, gateway]
     try:
@@ -107,7 +94,7 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
             process.start()
         worker.wait_ready()
         projector.wait_ready()
-        wait_healthy(gateway, url)
+        gateway.wait_ready(timeout=60)
         yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix), processes)
     finally:
         for process in reversed(processes):

@@ -1,113 +1,24 @@
-"""Run plylog's services as real processes against the real broker, for integration tests."""
+"""Run plylog's services as real processes against the real broker, for integration tests
+(the processes themselves: bench.procs.Service, shared with the benchmarks)."""
 from __future__ import annotations
 
-import atexit
-import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 import orjson
 from kafka import KafkaProducer
 
+from bench.procs import Service
 from services.common.moves_log import read_topic
 from services.common.settings import Topics
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-_RUNNING: set["ServiceProcess"] = set()
-
-
-@atexit.register
-def _stop_leftovers() -> None:
-    """A test run that ends early (Ctrl-C, SIGTERM) must not leave services behind."""
-    for process in list(_RUNNING):
-        process.kill()
-
-
-@dataclass(eq=False)
-class ServiceProcess:
-    """One service process (`python -m <module>`) with its own log file; killable at will."""
-
-    module: str
-    name: str
-    env: dict[str, str]
-    home: Path
-    args: tuple[str, ...] = ()
-    process: Optional[subprocess.Popen] = None
-    starts: int = 0
-    logs: list[Path] = field(default_factory=list)
-
-    @property
-    def ready_file(self) -> Path:
-        return self.home / f"{self.name}.ready"
-
-    def start(self) -> "ServiceProcess":
-        self.starts += 1
-        log = self.home / f"{self.name}.{self.starts}.log"
-        self.logs.append(log)
-        self.ready_file.unlink(missing_ok=True)
-        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO), "PLYLOG_HOME": str(self.home),
-               "PLYLOG_DATA_DIR": str(self.home / self.name), "PLYLOG_READY_FILE": str(self.ready_file)}
-        self.process = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
-                                        stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
-        _RUNNING.add(self)
-        return self
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, sig)
-            self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    @property
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def log_text(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in self.logs if p.exists())
-
-    def wait_for_log(self, fragment: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if fragment in self.logs[-1].read_text(errors="replace"):
-                return
-            if not self.alive:
-                raise AssertionError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
-            time.sleep(0.2)
-        raise AssertionError(f"{self.name}: no {fragment!r} in its log after {timeout}s:\n{self.tail()}")
-
-    def wait_ready(self, timeout: float = 90.0) -> None:
-        """Wait for the service's own ready file (rules worker: joined and recovered; projector:
-        partitions assigned and sought to its stored offsets)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.ready_file.exists():
-                return
-            if not self.alive:
-                raise AssertionError(f"{self.name} exited ({self.process.returncode}):\n{self.tail()}")
-            time.sleep(0.1)
-        raise AssertionError(f"{self.name} not ready after {timeout}s:\n{self.tail()}")
-
-    def tail(self, lines: int = 40) -> str:
-        return "\n".join(self.logs[-1].read_text(errors="replace").splitlines()[-lines:]) if self.logs else ""
-
-
-def crash_during(process: ServiceProcess, send: Callable[[], object], kills: int = 3,
+def crash_during(process: Service, send: Callable[[], object], kills: int = 3,
                  pause_s: tuple[float, float] = (3.0, 7.0), seed: int = 1) -> None:
     """Run `send` in a thread and, while it runs, SIGKILL and restart `process` `kills` times
     at random moments, each time waiting until it is ready again."""
@@ -124,9 +35,9 @@ def crash_during(process: ServiceProcess, send: Callable[[], object], kills: int
         sender.join()
 
 
-def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1") -> ServiceProcess:
+def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1") -> Service:
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix}
-    return ServiceProcess("services.rules", name, env, home, args=("--name", name))
+    return Service(name, "services.rules", ("--name", name), env, home)
 
 
 def producer(bootstrap: str) -> KafkaProducer:
@@ -156,7 +67,7 @@ def answered_sources(bootstrap: str, topics: Topics) -> set[tuple[int, int]]:
 
 
 def wait_until_answered(bootstrap: str, topics: Topics, expected: int, timeout: float = 120.0,
-                        workers: Iterable[ServiceProcess] = ()) -> None:
+                        workers: Iterable[Service] = ()) -> None:
     """Wait until every one of `expected` move records has a result or a dead letter."""
     deadline = time.monotonic() + timeout
     count = 0

@@ -12,7 +12,7 @@ from kafka import KafkaConsumer
 
 from services.common.redis_keys import Keys
 from services.gateway.tokens import SeatTokens
-from tests.e2e.gateway_stack import SECRET, StreamReader, auth, gateway_process, unique_redis_prefix, wait_healthy
+from tests.e2e.gateway_stack import SECRET, StreamReader, auth, gateway_process, unique_redis_prefix
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 TOKENS = SeatTokens(SECRET.encode())
@@ -27,7 +27,7 @@ def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_pa
                                    PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5")
     process.start()
     try:
-        wait_healthy(process, url)
+        process.wait_ready(timeout=60)
         yield _Gateway(url, Keys(prefix), redis_client, topics, kafka_bootstrap, process)
     finally:
         process.stop()

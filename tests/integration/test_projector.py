@@ -17,6 +17,7 @@ import redis
 from kafka import KafkaConsumer, TopicPartition
 
 from bench.logs import random_match_records
+from bench.procs import Service
 from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.common.moves_log import partition_of, read_topic
@@ -28,7 +29,7 @@ from services.projector.runner import Projection, catch_up
 from services.projector.store import Store, dump, without_offsets
 from tests.support import record
 
-from .harness import (REPO, ServiceProcess, crash_during, mixed_bot_traffic, produce, rules_worker,
+from .harness import (REPO, crash_during, mixed_bot_traffic, produce, rules_worker,
                       wait_until_answered)
 
 pytestmark = pytest.mark.integration
@@ -36,10 +37,10 @@ GAMES = list(GAME_MODULES)
 
 
 def projector(bootstrap: str, topics: Topics, home: Path, redis_url: str, prefix: str, name: str = "projector-1",
-              *args: str) -> ServiceProcess:
+              *args: str) -> Service:
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
            "PLYLOG_REDIS_PREFIX": prefix}
-    return ServiceProcess("services.projector", name, env, home, args=("--name", name, *args))
+    return Service(name, "services.projector", ("--name", name, *args), env, home)
 
 
 def end_offsets(bootstrap: str, topics: Topics) -> dict[str, int]:
@@ -308,6 +309,6 @@ def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bo
     assert dump(client, reference) == dump(redis_client, keys)
 
 
-def last_assignment(proj: ServiceProcess) -> set[str]:
+def last_assignment(proj: Service) -> set[str]:
     lines = re.findall(r"assigned partitions: (.*)", proj.log_text())
     return {part.split("@")[0] for part in lines[-1].split(", ")} - {"none"} if lines else set()

@@ -110,7 +110,7 @@ def test_a_batch_kafka_refuses_stops_the_worker_and_a_restart_answers_it(kafka_b
         wait_until_answered(kafka_bootstrap, topics, 20, workers=[worker])
         _set_results_max_bytes(kafka_bootstrap, topics, "300")  # no result fits any more
         produce(kafka_bootstrap, topics.moves, records[20:])
-        assert worker.process.wait(timeout=60) != 0, "the worker must stop, not read on past a failed batch"
+        assert worker.popen.wait(timeout=60) != 0, "the worker must stop, not read on past a failed batch"
         assert "MessageSizeTooLargeError" in worker.log_text()
         _set_results_max_bytes(kafka_bootstrap, topics, "1048588")
         worker.start().wait_ready()
