@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypeVar
 
 DEFAULT_KAFKA_PORT = 9092
 DEFAULT_CONTROLLER_PORT = 9093
@@ -42,20 +42,26 @@ FOREVER = -1
 STACK_FILE = "stack.json"
 
 
+Number = TypeVar("Number", int, float)
+
+
 class SettingsError(ValueError):
     """A setting has a value that cannot be used (message says which and why)."""
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, lo: int | None = None,
-         hi: int | None = None) -> int:
+def env_number(env: Mapping[str, str], name: str, default: Number, *, lo: Number | None = None,
+               hi: Number | None = None) -> Number:
+    """The number in env[name] (an int when the default is one, else a float), or the default
+    when unset; SettingsError when it is not a number or outside [lo, hi]."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
+    kind = int if isinstance(default, int) else float
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not an integer") from None
-    if lo is not None and value < lo or hi is not None and value > hi:
+        raise SettingsError(f"{name}={raw!r} is not {'an integer' if kind is int else 'a number'}") from None
+    if not (lo is None or lo <= value) or not (hi is None or value <= hi):  # NaN fails both
         raise SettingsError(f"{name}={value} is out of range [{lo}, {hi}]")
     return value
 
@@ -156,14 +162,14 @@ class Settings:
         values = dict(
             home=Path(env["PLYLOG_HOME"]).expanduser().resolve() if env.get("PLYLOG_HOME")
             else default_home(),
-            kafka_port=_int(env, "PLYLOG_KAFKA_PORT", DEFAULT_KAFKA_PORT, lo=1, hi=65535),
-            controller_port=_int(env, "PLYLOG_KAFKA_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT,
-                                 lo=1, hi=65535),
-            redis_port=_int(env, "PLYLOG_REDIS_PORT", DEFAULT_REDIS_PORT, lo=1, hi=65535),
-            gateway_port=_int(env, "PLYLOG_GATEWAY_PORT", DEFAULT_GATEWAY_PORT, lo=1, hi=65535),
-            partitions=_int(env, "PLYLOG_PARTITIONS", DEFAULT_PARTITIONS, lo=1, hi=10000),
+            kafka_port=env_number(env, "PLYLOG_KAFKA_PORT", DEFAULT_KAFKA_PORT, lo=1, hi=65535),
+            controller_port=env_number(env, "PLYLOG_KAFKA_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT,
+                                       lo=1, hi=65535),
+            redis_port=env_number(env, "PLYLOG_REDIS_PORT", DEFAULT_REDIS_PORT, lo=1, hi=65535),
+            gateway_port=env_number(env, "PLYLOG_GATEWAY_PORT", DEFAULT_GATEWAY_PORT, lo=1, hi=65535),
+            partitions=env_number(env, "PLYLOG_PARTITIONS", DEFAULT_PARTITIONS, lo=1, hi=10000),
             topic_prefix=env.get("PLYLOG_TOPIC_PREFIX", DEFAULT_TOPIC_PREFIX),
-            retention_ms=_int(env, "PLYLOG_RETENTION_MS", FOREVER, lo=-1),
+            retention_ms=env_number(env, "PLYLOG_RETENTION_MS", FOREVER, lo=-1),
             gateway_host=env.get("PLYLOG_GATEWAY_HOST", "").strip() or "127.0.0.1",
             kafka_bootstrap=env.get("KAFKA_BOOTSTRAP_SERVERS", "").strip(),
             redis_url=env.get("REDIS_URL", "").strip(),

@@ -24,22 +24,9 @@ from pathlib import Path
 from typing import Mapping
 
 from services.common.redis_keys import prefix_from_env
-from services.common.settings import SettingsError
+from services.common.settings import SettingsError, env_number
 
 SECRET_FILE = "gateway.secret"
-
-
-def _float(env: Mapping[str, str], name: str, default: float, lo: float, hi: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{name}={raw!r} is not a number") from None
-    if not lo <= value <= hi:
-        raise SettingsError(f"{name}={value} is out of range [{lo}, {hi}]")
-    return value
 
 
 @dataclass(frozen=True)
@@ -59,12 +46,12 @@ class GatewayConfig:
         return cls(
             secret=load_secret(home, env),
             redis_prefix=prefix_from_env(),
-            rate_per_s=_float(env, "PLYLOG_RATE_PER_S", 10.0, 0.01, 1e6),
-            rate_burst=_float(env, "PLYLOG_RATE_BURST", 20.0, 1, 1e6),
-            wait_timeout_s=_float(env, "PLYLOG_WAIT_TIMEOUT_S", 10.0, 0.1, 60),
-            keepalive_s=_float(env, "PLYLOG_SSE_KEEPALIVE_S", 15.0, 0.05, 3600),
-            timekeeper_interval_s=_float(env, "PLYLOG_TIMEKEEPER_INTERVAL_S", 0.5, 0, 3600),
-            legal_actions_cap=int(_float(env, "PLYLOG_LEGAL_ACTIONS_CAP", 500, 1, 100_000)),
+            rate_per_s=env_number(env, "PLYLOG_RATE_PER_S", 10.0, lo=0.01, hi=1e6),
+            rate_burst=env_number(env, "PLYLOG_RATE_BURST", 20.0, lo=1, hi=1e6),
+            wait_timeout_s=env_number(env, "PLYLOG_WAIT_TIMEOUT_S", 10.0, lo=0.1, hi=60),
+            keepalive_s=env_number(env, "PLYLOG_SSE_KEEPALIVE_S", 15.0, lo=0.05, hi=3600),
+            timekeeper_interval_s=env_number(env, "PLYLOG_TIMEKEEPER_INTERVAL_S", 0.5, lo=0, hi=3600),
+            legal_actions_cap=int(env_number(env, "PLYLOG_LEGAL_ACTIONS_CAP", 500.0, lo=1, hi=100_000)),
         )
 
 

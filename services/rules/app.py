@@ -25,15 +25,15 @@ import orjson
 from faust.types import TP
 from mode import CrashingSupervisor
 
-from services.common.settings import Settings
+from services.common.settings import Settings, env_number
 
 from .core import Counters, Incoming, RulesCore, position_key, read_position, rejected_by_code
 
 log = logging.getLogger("plylog.rules")
 
-BATCH_MAX = int(os.environ.get("PLYLOG_RULES_BATCH", "500"))
-BATCH_WITHIN_S = float(os.environ.get("PLYLOG_RULES_BATCH_WITHIN_S", "0.01"))
-FETCH_MAX_WAIT_MS = int(os.environ.get("PLYLOG_RULES_FETCH_WAIT_MS", "50"))
+BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
+BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.01, lo=0)
+FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
 
 
 def _bound_fetch_long_poll(wait_ms: int) -> None:
