@@ -13,14 +13,14 @@ from typing import Any, Iterable, Iterator, Optional
 import orjson
 from pydantic import ValidationError
 
-from schemas.base import MAX_RECORD_BYTES
+from schemas.base import EVENT_ID_PATTERN, MATCH_ID_PATTERN, MAX_RECORD_BYTES
 from schemas.records import MoveRecord
 
 from .core import Rejected, describe_validation_error, public_event
 from .match import MatchState, create_match, execute, view
 
-_EVENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-_MATCH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_EVENT_ID = re.compile(EVENT_ID_PATTERN)
+_MATCH_ID = re.compile(MATCH_ID_PATTERN)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ RejectionCode = Literal[
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
 GAME_NAMES = get_args(GameName)
 
-EventId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
-MatchId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+EVENT_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+MATCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+EventId = Annotated[str, StringConstraints(pattern=EVENT_ID_PATTERN)]
+MatchId = Annotated[str, StringConstraints(pattern=MATCH_ID_PATTERN)]
 PlayerId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 # RFC 3339 in UTC: 'Z' or a zero offset, optional fraction of a second.
 Timestamp = Annotated[
