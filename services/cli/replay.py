@@ -31,8 +31,7 @@ def write_steps(steps: Iterable[Step], out: Optional[IO[bytes]], show: bool, at:
         counts["duplicates" if result["duplicate"] else result["status"]] += 1
         if out is not None:
             out.write(encode(result) + b"\n")
-        fresh = result["status"] == "accepted" and not result["duplicate"]
-        if fresh and taken.state is not None and (at is None and show or result["seq"] == at):
+        if taken.changed and (at is None and show or result["seq"] == at):
             picture.write(render(taken.state) + "\n\n")
     return counts
 
