@@ -258,7 +258,7 @@ def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
             placed.append(moves_log.Record(partition, offsets[partition], match_id, raw))
             offsets[partition] += 1
         results, outcomes = [], []
-        for record, taken in moves_log.refold(placed):
+        for record, taken in moves_log.refold(placed, topic="plylog.moves", partitions=ctx.stack.partitions):
             results.append((record.key, encode(taken.result)))
             if taken.outcome is not None:
                 outcomes.append((record.key, encode(taken.outcome)))

@@ -6,6 +6,8 @@ give the same result bytes, anywhere.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
@@ -22,10 +24,32 @@ from .match import MatchState, create_match, execute, view
 _EVENT_ID = re.compile(EVENT_ID_PATTERN)
 _MATCH_ID = re.compile(MATCH_ID_PATTERN)
 
+#: How many of a match's latest accepted submissions are remembered to answer a retry `duplicate`.
+#: Older retries are decided again (`expected_seq` makes that safe for any client).
+ID_MEMORY = 128
+
+
+def id_digest(player: str, event_id: str) -> str:
+    """A short name of one player's submission. The same event id from another player is another
+    submission, so nobody can pre-empt an id someone else will use (the timekeeper's, a bot's)."""
+    text = f"{len(player)}:{player}{event_id}".encode()
+    return base64.b64encode(hashlib.blake2b(text, digest_size=9).digest()).decode()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a Kafka record was read, and the home partition of its key (the caller computes it
+    with Kafka's default partitioner; `games` knows no Kafka)."""
+
+    topic: str
+    partition: int
+    home: int
+
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A record that cannot be folded: what could be salvaged of its ids, and why."""
+    """A record that cannot be folded: what could be salvaged of its ids, and why. `of_match`:
+    the record is in its match's log (key and partition agree), so its rejection shows the match."""
 
     code: str
     message: str
@@ -33,6 +57,7 @@ class Unreadable:
     match_id: Optional[str] = None
     player: Optional[str] = None
     at: Optional[str] = None
+    of_match: bool = False
 
     @property
     def has_ids(self) -> bool:
@@ -48,17 +73,20 @@ class Step:
     changed: bool = False  # True when the state differs from the one given
 
 
-def read(raw: bytes | str, key: bytes | str | None = None) -> MoveRecord | Unreadable:
-    """Decode and validate a move record; `key` (the Kafka key) must equal its match_id."""
+def read(raw: bytes | str, key: bytes | str | None = None, placement: Optional[Placement] = None) -> MoveRecord | Unreadable:
+    """Decode and validate a move record; `key` (the Kafka key) must equal its match_id, and a
+    record read from Kafka (`placement`) must be on its key's home partition."""
     if isinstance(raw, str):
         raw = raw.encode()
+    if isinstance(key, bytes):
+        key = key.decode("utf-8", "replace")
     if len(raw) <= MAX_RECORD_BYTES:
         try:
             record = MoveRecord.model_validate_json(raw)
         except ValidationError:
             pass  # diagnosed below, where the ids can be salvaged
         else:
-            return _check_key(record, key)
+            return _check_place(record, key, placement)
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
@@ -66,25 +94,44 @@ def read(raw: bytes | str, key: bytes | str | None = None) -> MoveRecord | Unrea
     if not isinstance(data, dict):
         return Unreadable("malformed", f"not a JSON object but a JSON {type(data).__name__}")
     ids = _salvage_ids(data)
+    of_match = ids["match_id"] is not None and _misplaced(ids["match_id"], key, placement) is None
     if len(raw) > MAX_RECORD_BYTES:
-        return Unreadable("too_large", f"record is {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}", **ids)
+        return Unreadable("too_large", f"record is {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}",
+                          of_match=of_match, **ids)
     try:
         record = MoveRecord.model_validate(data)
     except ValidationError as error:
-        return Unreadable("malformed", describe_validation_error(error, "move record"), **ids)
-    return _check_key(record, key)
+        return Unreadable("malformed", describe_validation_error(error, "move record"), of_match=of_match, **ids)
+    return _check_place(record, key, placement)
 
 
-def _check_key(record: MoveRecord, key: bytes | str | None) -> MoveRecord | Unreadable:
-    if key is None:
+def _check_place(record: MoveRecord, key: Optional[str], placement: Optional[Placement]) -> MoveRecord | Unreadable:
+    problem = _misplaced(record.match_id, key, placement)
+    if problem is None:
         return record
-    if isinstance(key, bytes):
-        key = key.decode("utf-8", "replace")
-    if key == record.match_id:
-        return record
-    problem = "the record has no key" if not key else f"record key {key!r} differs from match_id {record.match_id!r}"
-    return Unreadable("malformed", f"{problem}; the key must be the match_id",
-                      record.event_id, record.match_id, record.player, record.at)
+    return Unreadable("malformed", problem, record.event_id, record.match_id, record.player, record.at)
+
+
+def _misplaced(match_id: str, key: Optional[str], placement: Optional[Placement]) -> Optional[str]:
+    """Why a record of `match_id` with this key and place is not in its match's log (None: it is)."""
+    if key is not None and key != match_id:
+        problem = "the record has no key" if not key else f"record key {key!r} differs from match_id {match_id!r}"
+        return f"{problem}; the key must be the match_id"
+    if placement is not None and placement.partition != placement.home:
+        return (f"the record is on partition {placement.partition} of {placement.topic}, but match {match_id!r} "
+                f"lives on partition {placement.home} (murmur2 of the key modulo the partition count, as Kafka's "
+                "Java client partitions); produce with that partitioner: librdkafka clients (kcat, confluent-kafka, "
+                "Go, .NET) must set partitioner=murmur2_random")
+    return None
+
+
+def match_of(record: MoveRecord | Unreadable) -> Optional[str]:
+    """The match whose state a record is folded against: its own, unless the record cannot be
+    told to belong to that match's log (unreadable ids, a wrong key or partition). The rules
+    worker and every refold (replay, audit, time travel) decide this here, so they agree."""
+    if isinstance(record, Unreadable):
+        return record.match_id if record.of_match else None
+    return record.match_id
 
 
 def _salvage_ids(data: dict[str, Any]) -> dict[str, Optional[str]]:
@@ -99,12 +146,14 @@ def _salvage_ids(data: dict[str, Any]) -> dict[str, Optional[str]]:
 
 
 def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: Optional[dict] = None) -> Step:
-    """Fold one record into its match. `state` must be the state of `record.match_id`
-    (None if the match does not exist), except for an Unreadable whose key was wrong."""
+    """Fold one record into its match. `state` must be the state of `match_of(record)` (None when
+    that is None or the match does not exist)."""
     if isinstance(record, Unreadable):
         return Step(state, _rejected(record, state, record.code, record.message, source))
-    if state is not None and record.event_id in state.event_ids:
-        return Step(state, _result(record, "accepted", state.seq, [], view(state), source, duplicate=True))
+    submission = id_digest(record.player, record.event_id)
+    if state is not None and submission in state.recent_ids:
+        first_seq = state.seq - len(state.recent_ids) + 1 + state.recent_ids.index(submission)
+        return Step(state, _result(record, "accepted", first_seq, [], view(state), source, duplicate=True))
     current_seq = 0 if state is None else state.seq
     if record.expected_seq is not None and record.expected_seq != current_seq:
         return Step(state, _rejected(record, state, "stale",
@@ -116,7 +165,8 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
             events, new_state, _ = execute(state, record.player, record.action, record.at)
     except Rejected as rejection:
         return Step(state, _rejected(record, state, rejection.code, rejection.message, source))
-    new_state = new_state.evolved(seq=current_seq + 1, event_ids=new_state.event_ids + (record.event_id,))
+    remembered = ((state.recent_ids if state is not None else ()) + (submission,))[-ID_MEMORY:]
+    new_state = new_state.evolved(seq=current_seq + 1, recent_ids=remembered)
     result = _result(record, "accepted", new_state.seq, [public_event(e) for e in events], view(new_state), source)
     ended_now = new_state.status == "over" and (state is None or state.status != "over")
     return Step(new_state, result, outcome_record(new_state) if ended_now else None, changed=True)
@@ -153,14 +203,13 @@ class Replayer:
     def __init__(self) -> None:
         self.states: dict[str, MatchState] = {}
 
-    def feed(self, raw: bytes | str, source: Optional[dict] = None, key: bytes | str | None = None) -> Step:
-        record = read(raw, key)
-        if isinstance(record, Unreadable) and (record.match_id is None or key is not None):
-            return step(None, record, source)
-        current = self.states.get(record.match_id)
-        result = step(current, record, source)
+    def feed(self, raw: bytes | str, source: Optional[dict] = None, key: bytes | str | None = None,
+             placement: Optional[Placement] = None) -> Step:
+        record = read(raw, key, placement)
+        match = match_of(record)
+        result = step(self.states.get(match) if match is not None else None, record, source)
         if result.changed:
-            self.states[record.match_id] = result.state
+            self.states[match] = result.state
         return result
 
 

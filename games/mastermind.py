@@ -28,6 +28,10 @@ from .core import Event, Frozen, Game, illegal
 DIGITS = "0123456789"
 PEG_LETTERS = "RYGBKW6789"  # the classic six by their initials, then digits
 INDICATION_PENALTY = 3
+#: Tries of one round: the indication error of the last one loses the match for the codemaker
+#: (reason `indication_errors`). Without a bound a codemaker could replay a round for ever and
+#: grow the match's state and log without limit.
+MAX_ATTEMPTS = 5
 HEX = frozenset("0123456789abcdefABCDEF")
 CONSISTENT_SPACE = 5_000  # the bot filters consistent guesses exactly up to this size
 BOT_NONCES = 512  # manual-mode bots hide their code among this many derivable secrets
@@ -132,6 +136,7 @@ class MastermindState(Frozen):
     penalties: tuple[int, int] = (0, 0)
     scored: int = 0  # rounds scored so far
     tries: tuple[FinishedTry, ...] = ()
+    forfeited_by: Optional[int] = None  # the codemaker whose last try of a round was an indication error
 
     @property
     def codemaker(self) -> int:
@@ -143,19 +148,26 @@ class MastermindState(Frozen):
 
 
 # --- the space of valid codes -----------------------------------------------------------------------
-def code_problem(settings: Settings, pegs: list[int], what: str) -> Optional[str]:
-    """Why `pegs` is not a valid code under the options (None if it is)."""
+def code_problem(settings: Settings, pegs: list[int], what: str, secret: bool = False) -> Optional[str]:
+    """Why `pegs` is not a valid code under the options (None if it is). Rejections are public:
+    for a `secret` code (set_code, reveal) the message names the rule broken, never a peg of it."""
     length, colors = settings.pegs, settings.colors
     if len(pegs) != length:
         return f"{what} must have {length} pegs, not {len(pegs)}"
     for position, colour in enumerate(pegs, start=1):
         if not 0 <= colour < colors:
+            if secret:
+                return f"{what} has a peg outside the colours 0 to {colors - 1}"
             return f"{what}: peg {position} is colour {colour}, but colours are 0 to {colors - 1}"
     distinct = set(pegs)
     if not settings.repeats and len(distinct) < length:
+        if secret:
+            return f"{what} repeats a colour, but repeats are off (repeats: false)"
         repeated = next(c for c in pegs if pegs.count(c) > 1)
         return f"{what}: colour {repeated} appears {pegs.count(repeated)} times, but repeats are off (repeats: false)"
     if settings.max_distinct is not None and len(distinct) > settings.max_distinct:
+        if secret:
+            return f"{what} uses more than the {settings.max_distinct} distinct colours allowed (max_distinct)"
         return f"{what} uses {len(distinct)} distinct colours, but at most {settings.max_distinct} are allowed (max_distinct)"
     return None
 
@@ -376,8 +388,8 @@ class Mastermind(Game):
         return self._reveal(state, action.code, action.salt)
 
     @staticmethod
-    def _valid_code(state: MastermindState, pegs: list[int], what: str) -> str:
-        problem = code_problem(state.settings, pegs, what)
+    def _valid_code(state: MastermindState, pegs: list[int], what: str, secret: bool = False) -> str:
+        problem = code_problem(state.settings, pegs, what, secret)
         if problem is not None:
             raise illegal(problem)
         return as_code(pegs)
@@ -387,11 +399,10 @@ class Mastermind(Game):
         if not 16 <= len(salt) <= 128:
             raise illegal(f"the salt must be 16 to 128 hex characters, not {len(salt)} characters")
         if not HEX.issuperset(salt):
-            bad = next(c for c in salt if c not in HEX)
-            raise illegal(f"the salt must be hex (0-9, a-f); it contains {bad!r}")
+            raise illegal("the salt must be hex (0-9, a-f)")
 
     def _set_code(self, state: MastermindState, pegs: list[int], salt: str) -> list[Event]:
-        code = self._valid_code(state, pegs, "the code")
+        code = self._valid_code(state, pegs, "the code", secret=True)
         self._check_salt(salt)
         commitment = commitment_of(state.match_id, state.round, state.attempt, code, salt)
         return [{"type": "secret_committed", "round": state.round, "attempt": state.attempt,
@@ -433,7 +444,7 @@ class Mastermind(Game):
                  "row": len(state.rows) + 1, "black": black, "white": white}]
 
     def _reveal(self, state: MastermindState, pegs: list[int], salt: str) -> list[Event]:
-        code = self._valid_code(state, pegs, "the revealed code")
+        code = self._valid_code(state, pegs, "the revealed code", secret=True)
         self._check_salt(salt)
         settings = state.settings
         if commitment_of(state.match_id, state.round, state.attempt, code, salt) != state.commitment:
@@ -459,13 +470,14 @@ class Mastermind(Game):
         return events
 
     def _indication_error(self, state: MastermindState, code: str, salt: str, reason: str, rows: list[int]) -> list[Event]:
-        return [
-            {"type": "indication_error", "round": state.round, "attempt": state.attempt, "rows": rows,
-             "reason": reason, "codemaker": state.codemaker, "penalty": INDICATION_PENALTY,
-             "code": as_list(code), "salt": salt},
-            {"type": "round_started", "round": state.round, "attempt": state.attempt + 1,
-             "codemaker": state.codemaker, "codebreaker": state.codebreaker},
-        ]
+        error: Event = {"type": "indication_error", "round": state.round, "attempt": state.attempt, "rows": rows,
+                        "reason": reason, "codemaker": state.codemaker, "penalty": INDICATION_PENALTY,
+                        "code": as_list(code), "salt": salt}
+        if state.attempt >= MAX_ATTEMPTS:
+            return [error, {"type": "round_forfeited", "round": state.round, "codemaker": state.codemaker,
+                            "attempts": state.attempt}]
+        return [error, {"type": "round_started", "round": state.round, "attempt": state.attempt + 1,
+                        "codemaker": state.codemaker, "codebreaker": state.codebreaker}]
 
     # --- evolve ------------------------------------------------------------------------------------
     def evolve(self, state: MastermindState, event: Event) -> MastermindState:
@@ -505,6 +517,8 @@ class Mastermind(Game):
         if kind == "round_started":
             return state.evolved(round=event["round"], attempt=event["attempt"], phase="code", commitment=None,
                                  secret=None, salt=None, rows=(), pending=None)
+        if kind == "round_forfeited":
+            return state.evolved(phase="over", forfeited_by=event["codemaker"], rows=(), pending=None)
         raise ValueError(f"mastermind cannot evolve {kind!r}")
 
     # --- end, views ----------------------------------------------------------------------------------
@@ -515,6 +529,8 @@ class Mastermind(Game):
         if state.phase != "over":
             return None
         first, second = state.totals
+        if state.forfeited_by is not None:
+            return {"winner": 1 - state.forfeited_by, "reason": "indication_errors", "scores": [first, second]}
         if first == second:
             return {"winner": None, "reason": "draw", "scores": [first, second]}
         return {"winner": 0 if first < second else 1, "reason": "lowest_total", "scores": [first, second]}

@@ -36,9 +36,12 @@ class MatchState(Frozen):
     match_id: str
     game: str
     seats: tuple[Optional[str], Optional[str]]
+    invited: Optional[tuple[Optional[str], Optional[str]]] = None  # seats reserved for a named player
     status: Literal["waiting", "active", "over"]
     seq: int = 0
-    event_ids: tuple[str, ...] = ()
+    # Digests (`id_digest`) of the (player, event_id) of the last ID_MEMORY accepted records, oldest
+    # first; the last one made `seq`. Bounded, so public input cannot grow a state without limit.
+    recent_ids: tuple[str, ...] = ()
     options: dict[str, Any]
     clock: Optional[ClockState] = None
     board: Any  # the game's own state value
@@ -70,6 +73,9 @@ class MatchState(Frozen):
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "MatchState":
         data = dict(data)
+        # States stored before ids were digests kept every event id in clear (`event_ids`). They
+        # are dropped: retries of submissions made before the upgrade are decided again.
+        data.pop("event_ids", None)
         data["board"] = get_game(data["game"]).load_state(data["board"])
         return cls.model_validate(data)
 
@@ -104,7 +110,18 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         "seats": list(create.seats), "options": options,
         "clock": create.clock.model_dump() if create.clock else None, "at": at,
     }
+    if create.invited is not None and any(create.invited):
+        _check_invitations(create.seats, create.invited)
+        created["invited"] = list(create.invited)  # only then: the events of other creates keep their bytes
     return _start_when_full([created], evolve(None, created), at)
+
+
+def _check_invitations(seats: list[Optional[str]], invited: list[Optional[str]]) -> None:
+    for seat, (player, guest) in enumerate(zip(seats, invited)):
+        if guest is not None and player is not None:
+            raise illegal(f"seat {seat} is taken by {player!r}, so it cannot be reserved for {guest!r} too")
+    if invited[0] is not None and invited[0] == invited[1]:
+        raise illegal(f"both seats are reserved for {invited[0]!r}; reserve one, or name them in both seats")
 
 
 def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -113,9 +130,23 @@ def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
         raise Rejected("already_seated", f"{player!r} already holds seat {state.seats.index(player)}")
     if None not in state.seats:
         raise illegal("no open seat: the match is full")
-    seat = state.seats.index(None)
+    seat = _seat_for(state, player)
     joined: Event = {"type": "seat_joined", "seat": seat, "player": player}
     return _start_when_full([joined], evolve(state, joined), at) + (None,)
+
+
+def _seat_for(state: MatchState, player: str) -> int:
+    """The open seat reserved for `player`, else the first open seat reserved for nobody."""
+    invited = state.invited or (None, None)
+    open_seats = [seat for seat in (0, 1) if state.seats[seat] is None]
+    for seat in open_seats:
+        if invited[seat] == player:
+            return seat
+    for seat in open_seats:
+        if invited[seat] is None:
+            return seat
+    reserved = " and ".join(f"seat {seat} for {invited[seat]!r}" for seat in open_seats)
+    raise illegal(f"the open seats are reserved: {reserved}")
 
 
 def _start_when_full(events: list[Event], state: MatchState, at: str) -> tuple[list[Event], MatchState]:
@@ -235,9 +266,10 @@ def evolve(state: Optional[MatchState], event: Event) -> MatchState:
     if kind == "match_created":
         game = get_game(event["game"])
         clock = event.get("clock")
+        invited = event.get("invited")
         return MatchState(
             match_id=event["match_id"], game=event["game"], seats=tuple(event["seats"]),
-            status="waiting", options=event["options"],
+            invited=tuple(invited) if invited else None, status="waiting", options=event["options"],
             board=game.initial(event["options"], event["match_id"]),
             clock=None if clock is None else _new_clock(clock), created_at=event["at"],
         )
@@ -286,12 +318,14 @@ def view(state: MatchState, seat: Optional[int] = None) -> dict[str, Any]:
         "outcome": state.outcome, "created_at": state.created_at,
         "started_at": state.started_at, "ended_at": state.ended_at,
     }
+    if state.invited is not None:  # only then, so views of other matches keep their bytes
+        data["invited"] = list(state.invited)
     data.update(game_view)
     return data
 
 
 LIFECYCLE_VIEW_KEYS = frozenset({"match_id", "game", "seats", "status", "seq", "to_move", "clock", "outcome",
-                                 "created_at", "started_at", "ended_at"})
+                                 "created_at", "started_at", "ended_at", "invited"})
 
 
 def render(state: MatchState) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StringConstraints
 
 MAX_RECORD_BYTES = 64 * 1024
 
@@ -24,8 +24,19 @@ Timestamp = Annotated[
     str,
     StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|z|\+00:00|-00:00)$"),
 ]
-Seat = Annotated[int, Field(ge=0, le=1)]
-Axial = tuple[int, int]
+# Integers on the wire are JSON integers: never a boolean (`true` is not 1) nor a string ("1").
+Seat = Annotated[StrictInt, Field(ge=0, le=1)]
+Axial = tuple[StrictInt, StrictInt]
+
+
+def _not_a_boolean(value: object) -> object:
+    if isinstance(value, bool):
+        raise ValueError("must be the integer 1, not a boolean")
+    return value
+
+
+#: The contract version of a record: the JSON integer 1 (`true` compares equal to 1 in Python).
+Version = Annotated[Literal[1], BeforeValidator(_not_a_boolean)]
 
 
 class Strict(BaseModel):

@@ -21,6 +21,10 @@ class Create(Action):
     seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2)
     options: dict[str, Any] = Field(default_factory=dict)
     clock: Optional[Clock] = None
+    invited: Optional[list[Optional[PlayerId]]] = Field(
+        default=None, min_length=2, max_length=2,
+        description="seats reserved for a named player, who takes it with `join` (the seat is null in `seats`); "
+                    "nobody else may join it")
 
 
 class Join(Action):
@@ -55,6 +59,7 @@ class MatchCreated(Event):
     seats: list[Optional[PlayerId]]
     options: dict[str, Any] = Field(description="the game's options with every default filled in")
     clock: Optional[Clock] = None
+    invited: Optional[list[Optional[PlayerId]]] = Field(default=None, description="present when the create reserved seats")
     at: Timestamp
 
 

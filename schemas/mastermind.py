@@ -136,4 +136,15 @@ class IndicationError(Event):
     salt: str = Field(pattern=SALT_PATTERN)
 
 
-MASTERMIND_EVENTS = (RoundStarted, SecretCommitted, Guessed, FeedbackGiven, SecretRevealed, RoundScored, IndicationError)
+class RoundForfeited(Event):
+    """Manual mode: the last allowed try of a round (5) ended in an indication error; the match
+    ends and the codemaker loses (reason `indication_errors`)."""
+
+    type: Literal["round_forfeited"]
+    round: int = Field(ge=1)
+    codemaker: Seat
+    attempts: int = Field(ge=1, description="tries of the round, every one an indication error")
+
+
+MASTERMIND_EVENTS = (RoundStarted, SecretCommitted, Guessed, FeedbackGiven, SecretRevealed, RoundScored, IndicationError,
+                     RoundForfeited)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .base import Action, Axial, Event, Seat, Strict
 
@@ -30,7 +30,7 @@ Role = Literal["builder", "blocker"]
 
 
 class MindNinjaOptions(Strict):
-    side: int = Field(default=7, ge=3, le=10, description="hexhex board side (3-10; 7 = 127 cells)")
+    side: StrictInt = Field(default=7, ge=3, le=10, description="hexhex board side (3-10; 7 = 127 cells)")
 
 
 class Stone(Strict):
@@ -41,7 +41,7 @@ class Stone(Strict):
 # --- actions ----------------------------------------------------------------------------------
 class Bid(Action):
     type: Literal["bid"]
-    value: int = Field(description="free moves offered: above the current bid (the first may be 0), at most the cells")
+    value: StrictInt = Field(description="free moves offered: above the current bid (the first may be 0), at most the cells")
 
 
 class Pass(Action):

@@ -3,20 +3,20 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
-from .base import EventId, GameName, MatchId, PlayerId, RejectionCode, Strict, Timestamp
+from .base import EventId, Version, GameName, MatchId, PlayerId, RejectionCode, Strict, Timestamp
 from .lifecycle import Outcome
 
 
 class MoveRecord(Strict):
     """One submitted action on `plylog.moves`; the source of truth."""
 
-    v: Literal[1] = 1
+    v: Version = 1
     event_id: EventId
     match_id: MatchId
     player: PlayerId
-    expected_seq: Optional[int] = Field(default=None, ge=0)
+    expected_seq: Optional[StrictInt] = Field(default=None, ge=0)
     at: Timestamp
     action: dict[str, Any] = Field(description="validated per game; `type` selects the action")
 
@@ -38,7 +38,7 @@ class Source(Strict):
 class ResultRecord(Strict):
     """One result per move record on `plylog.results`."""
 
-    v: Literal[1] = 1
+    v: Version = 1
     event_id: Optional[str]
     match_id: Optional[str]
     player: Optional[str]
@@ -55,7 +55,7 @@ class ResultRecord(Strict):
 class OutcomeRecord(Strict):
     """One record per finished match on `plylog.outcomes` (one partition)."""
 
-    v: Literal[1] = 1
+    v: Version = 1
     match_id: MatchId
     game: GameName
     players: list[Optional[PlayerId]]
@@ -67,11 +67,15 @@ class OutcomeRecord(Strict):
 
 
 class DeadLetter(Strict):
-    """A record that is not a JSON object with usable ids; kept whole as base64."""
+    """A record that is not a JSON object with usable ids (or whose answer Kafka refused): its first
+    64 KiB as base64, and the size and SHA-256 of all of it, so a dead letter always fits."""
 
-    v: Literal[1] = 1
+    v: Version = 1
     error: str
-    raw_b64: str
+    raw_b64: str = Field(description="the record's bytes, base64; only the first 64 KiB when raw_truncated")
+    raw_size: Optional[int] = Field(default=None, ge=0, description="bytes in the whole record")
+    raw_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="of the whole record")
+    raw_truncated: bool = False
     topic: str
     partition: int
     offset: int

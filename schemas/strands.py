@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import Literal, Optional, Union
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from .base import Action, Axial, Event, Seat, Strict
 
 
 class CustomLayout(Strict):
-    side: int = Field(description="2-12")
+    side: StrictInt = Field(description="2-12")
     rows: list[str] = Field(description="2*side-1 rows in canonical order, digits 1-6")
 
 
@@ -18,7 +18,7 @@ class StrandsOptions(Strict):
         default="classic-6",
         description="a layout id (classic-6, small-4, small-5, alt-5, alt-6, low-6, alt-7), "
                     "random-6 / random-7 (needs seed), or a custom {side, rows}")
-    seed: Optional[int] = Field(default=None, description="seed of a random layout")
+    seed: Optional[StrictInt] = Field(default=None, description="seed of a random layout")
     placement: Literal["up_to", "exact"] = "up_to"
 
 

@@ -9,7 +9,7 @@ import orjson
 import typer
 
 from games.fold import encode
-from services.common.moves_log import read_topic, refold
+from services.common.moves_log import partition_count, read_topic, refold
 from services.common.settings import Settings
 
 
@@ -57,7 +57,9 @@ def audit(settings: Settings, match_id: Optional[str] = None, limit: int = 50) -
         outcomes[orjson.loads(rec.value)["match_id"]].add(rec.value)
 
     expected_outcomes: dict[str, bytes] = {}
-    for rec, taken in refold(read_topic(bootstrap, topics.moves), match_id):
+    moves = read_topic(bootstrap, topics.moves)
+    partitions = partition_count(bootstrap, topics.moves)
+    for rec, taken in refold(moves, topic=topics.moves, partitions=partitions, match_id=match_id):
         report.moves += 1
         where = f"{topics.moves}[{rec.partition}]@{rec.offset}"
         if taken is None or (taken.result["match_id"] is None or taken.result["event_id"] is None):

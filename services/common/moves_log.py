@@ -9,11 +9,9 @@ from typing import Iterator, Optional
 from kafka import KafkaConsumer, TopicPartition
 from kafka.partitioner.default import murmur2
 
-from games.fold import Replayer, Step
+from games.fold import Placement, Replayer, Step
 
 from .settings import Settings, load
-
-
 
 @dataclass(frozen=True)
 class Record:
@@ -53,14 +51,31 @@ def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = Non
 
 
 def partition_of(key: bytes, partitions: int) -> int:
-    """Kafka's default partition for a key (murmur2, as the Java and Python clients compute it)."""
+    """Kafka's default partition for a key (murmur2, as the Java and Python clients compute it):
+    a match's home partition."""
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
-def refold(records: list[Record], match_id: Optional[str] = None,
+def placement(topic: str, partition: int, key: Optional[bytes], partitions: int) -> Placement:
+    """Where a record of `topic` was read and where its key belongs (see games.fold.read)."""
+    return Placement(topic, partition, partition_of(key or b"", partitions))
+
+
+def partition_count(bootstrap: str, topic: str) -> int:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+    finally:
+        consumer.close()
+    if not partitions:
+        raise LookupError(f"topic {topic!r} does not exist on {bootstrap}")
+    return len(partitions)
+
+
+def refold(records: list[Record], *, topic: str, partitions: int, match_id: Optional[str] = None,
            replayers: Optional[dict[int, Replayer]] = None) -> Iterator[tuple[Record, Step]]:
-    """Fold move records exactly as the rules worker does, one Replayer per partition
-    (pass `replayers` to continue folds made by an earlier call)."""
+    """Fold move records of `topic` (with `partitions` partitions) exactly as the rules worker
+    does, one Replayer per partition (pass `replayers` to continue folds of an earlier call)."""
     replayers = defaultdict(Replayer, replayers or {})
     for rec in records:
         if match_id is not None and rec.key != match_id.encode():
@@ -69,7 +84,8 @@ def refold(records: list[Record], match_id: Optional[str] = None,
             yield rec, None  # a tombstone: the worker dead-letters it
             continue
         taken = replayers[rec.partition].feed(rec.value, {"partition": rec.partition, "offset": rec.offset},
-                                              key=rec.key or b"")
+                                              key=rec.key or b"",
+                                              placement=placement(topic, rec.partition, rec.key, partitions))
         yield rec, taken
 
 
@@ -77,14 +93,8 @@ def fold_match_from_topic(match_id: str, settings: Optional[Settings] = None) ->
     """The steps of one match, refolded from its partition of the moves topic."""
     settings = settings or load()
     topic = settings.topics.moves
-    consumer = KafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, group_id=None)
-    try:
-        partitions = consumer.partitions_for_topic(topic)
-    finally:
-        consumer.close()
-    if not partitions:
-        raise LookupError(f"topic {topic!r} does not exist on {settings.kafka_bootstrap}")
-    partition = partition_of(match_id.encode(), len(partitions))
-    for _, taken in refold(read_topic(settings.kafka_bootstrap, topic, [partition]), match_id):
+    partitions = partition_count(settings.kafka_bootstrap, topic)
+    records = read_topic(settings.kafka_bootstrap, topic, [partition_of(match_id.encode(), partitions)])
+    for _, taken in refold(records, topic=topic, partitions=partitions, match_id=match_id):
         if taken is not None:
             yield taken

@@ -44,10 +44,13 @@ class Folded:
     """A match folded so far: its state after each accepted record (index seq-1)."""
 
     match_id: str
+    topic: str
+    partitions: int
     partition: int
     next_offset: int
     replayer: Replayer = field(default_factory=Replayer)
     states: list[MatchState] = field(default_factory=list)
+    event_ids: list[str] = field(default_factory=list)  # of the accepted records, index seq-1
 
     @property
     def current(self) -> Optional[MatchState]:
@@ -57,9 +60,11 @@ class Folded:
         return self.states[seq - 1] if 1 <= seq <= len(self.states) else None
 
     def feed(self, records: list[Record]) -> None:
-        for _, taken in refold(records, self.match_id, replayers={self.partition: self.replayer}):
+        for _, taken in refold(records, topic=self.topic, partitions=self.partitions, match_id=self.match_id,
+                               replayers={self.partition: self.replayer}):
             if taken is not None and taken.changed:
                 self.states.append(taken.state)
+                self.event_ids.append(taken.result["event_id"])
         if records:
             self.next_offset = records[-1].offset + 1
 
@@ -85,7 +90,7 @@ class MatchHistory:
                 if not await self._agrees_with_projection(folded):
                     log.info("history: %s refolded from the partition start (the fold from its creation time "
                              "disagreed with the projection)", match_id)
-                    folded = Folded(match_id, folded.partition, 0)
+                    folded = Folded(match_id, self._topic, self._partitions, folded.partition, 0)
                     await asyncio.to_thread(self._continue, folded)
             else:
                 await asyncio.to_thread(self._continue, folded)
@@ -109,8 +114,7 @@ class MatchHistory:
 
     async def _agrees_with_projection(self, folded: Folded) -> bool:
         ids = await self._accepted_ids(folded.match_id)
-        mine = list(folded.current.event_ids) if folded.current else []
-        return bool(mine) and mine[:len(ids)] == ids
+        return bool(folded.event_ids) and folded.event_ids[:len(ids)] == ids
 
     def _open(self) -> KafkaConsumer:
         if self._consumer is None:
@@ -133,7 +137,7 @@ class MatchHistory:
             tp = TopicPartition(self._topic, partition_of(match_id.encode(), self._partitions))
             found = consumer.offsets_for_times({tp: max(0, to_ms(created_at) - START_MARGIN_MS)})
             start = found[tp].offset if found.get(tp) is not None else 0
-            folded = Folded(match_id, tp.partition, start)
+            folded = Folded(match_id, self._topic, self._partitions, tp.partition, start)
             folded.feed(self._read(consumer, tp, start))
             return folded
 

@@ -107,7 +107,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                                       beacon=app.tables.beacon, schema=raw, key_type=bytes, value_type=bytes,
                                       help="match states (JSON) by match id"))
     outputs = {"results": topics.results, "outcomes": topics.outcomes, "deadletter": topics.deadletter}
-    core = RulesCore()
+    core = RulesCore(partitions)
     counters = Counters()
 
     @app.on_partitions_assigned.connect

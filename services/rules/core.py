@@ -8,6 +8,7 @@ never lose one.
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -15,8 +16,9 @@ from typing import Callable, Optional
 
 import orjson
 
-from games.fold import Unreadable, encode, read, step
+from games.fold import Placement, Unreadable, encode, match_of, read, step
 from games.match import MatchState
+from services.common.moves_log import partition_of
 
 log = logging.getLogger("plylog.rules")
 
@@ -36,6 +38,7 @@ class Outgoing:
     key: Optional[bytes]
     value: bytes
     partition: int
+    cause: Optional[Incoming] = None  # the move record it answers (for a dead letter if Kafka refuses it)
 
 
 @dataclass
@@ -133,9 +136,11 @@ class Stored:
 
 
 class RulesCore:
-    """Folds batches of move records; `load(key)` returns the stored state bytes or None."""
+    """Folds batches of move records of a topic with `partitions` partitions; `load(key)` returns
+    the stored state bytes or None."""
 
-    def __init__(self, cache: Optional[StateCache] = None):
+    def __init__(self, partitions: int, cache: Optional[StateCache] = None):
+        self.partitions = partitions
         self.cache = cache or StateCache()
         self.gaps: dict[int, tuple[int, int, int]] = {}  # partition -> (expected, delivered, times)
 
@@ -204,13 +209,14 @@ class RulesCore:
         if incoming.value is None:
             self._dead(batch, incoming, "record has no value (a tombstone)")
             return
-        record = read(incoming.value, incoming.key or b"")
+        home = partition_of(incoming.key or b"", self.partitions)
+        record = read(incoming.value, incoming.key or b"", Placement(incoming.topic, incoming.partition, home))
         if isinstance(record, Unreadable) and not record.has_ids:
             self._dead(batch, incoming, f"{record.code}: {record.message}")
             return
         match_key = record.match_id.encode()
         entry = None
-        if incoming.key == match_key:  # else the match's state lives on another partition
+        if match_of(record) is not None:  # else the record is not in its match's log: no state
             entry = latest.get(match_key) or self.cache.get(match_key, load(match_key))
             if entry is not None and incoming.offset <= entry.offset:
                 batch.counts["redelivered"] += 1
@@ -218,9 +224,9 @@ class RulesCore:
         source = {"partition": incoming.partition, "offset": incoming.offset}
         taken = step(entry.state if entry else None, record, source)
         result = taken.result
-        batch.sends.append(Outgoing("results", match_key, encode(result), incoming.partition))
+        batch.sends.append(Outgoing("results", match_key, encode(result), incoming.partition, incoming))
         if taken.outcome is not None:
-            batch.sends.append(Outgoing("outcomes", match_key, encode(taken.outcome), 0))
+            batch.sends.append(Outgoing("outcomes", match_key, encode(taken.outcome), 0, incoming))
         if taken.changed:
             latest[match_key] = Stored(taken.state, incoming.offset, incoming.partition)
         if result["status"] == "accepted":
@@ -236,7 +242,15 @@ class RulesCore:
         batch.counts["deadletters"] += 1
 
 
-def dead_letter(incoming: Incoming, error: str) -> Outgoing:
-    letter = {"v": 1, "error": error, "raw_b64": base64.b64encode(incoming.value or b"").decode(),
+#: Raw bytes a dead letter keeps of its record: a dead letter always fits a Kafka record (1 MB by
+#: default) whatever arrived; the whole record's size and SHA-256 stay to identify it.
+DEAD_LETTER_RAW_BYTES = 64 * 1024
+DEAD_LETTER_ERROR_CHARS = 2000
+
+
+def dead_letter(incoming: Incoming, error: str, keep_raw: int = DEAD_LETTER_RAW_BYTES) -> Outgoing:
+    raw = incoming.value or b""
+    letter = {"v": 1, "error": error[:DEAD_LETTER_ERROR_CHARS], "raw_b64": base64.b64encode(raw[:keep_raw]).decode(),
+              "raw_size": len(raw), "raw_sha256": hashlib.sha256(raw).hexdigest(), "raw_truncated": len(raw) > keep_raw,
               "topic": incoming.topic, "partition": incoming.partition, "offset": incoming.offset}
-    return Outgoing("deadletter", incoming.key, orjson.dumps(letter), incoming.partition)
+    return Outgoing("deadletter", incoming.key, orjson.dumps(letter), incoming.partition, incoming)

@@ -76,7 +76,7 @@ def test_random_playouts_end_and_fold_consistently(game, option_index, seed):
         if previous is not None and previous.status == "active" and state.game_actions > previous.game_actions:
             seat = _acting_seat(previous, orjson.loads(raw)["player"])
             rebuilt = lifecycle.count_game_action(rebuilt, seat, orjson.loads(raw)["at"])
-        rebuilt = rebuilt.evolved(seq=state.seq, event_ids=state.event_ids)
+        rebuilt = rebuilt.evolved(seq=state.seq, recent_ids=state.recent_ids)
         assert rebuilt == state
         # The game's view never shadows what the lifecycle puts in every view.
         assert not LIFECYCLE_VIEW_KEYS & set(state.rules.view(state.board, None))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from games.fold import Replayer, read, step
+from games.fold import ID_MEMORY, Placement, Replayer, read, step
 from games.match import TIMEKEEPER
 from tests.support import Match, record
 
@@ -46,6 +46,37 @@ def test_join_checks_seat_and_room():
     match.ok("dave", {"type": "join"})
     assert match.view["seats"] == ["carol", "dave"]
     assert "no open seat" in match.rejected("erin", {"type": "join"}, "illegal")
+
+
+def test_a_seat_reserved_for_a_named_player_waits_for_that_player_to_join():
+    match = Match()
+    events = match.create("strands", {"layout": SIDE2}, seats=("alice", None), invited=[None, "bob"])
+    assert events[0]["invited"] == [None, "bob"] and match.view["invited"] == [None, "bob"]
+    assert match.view["status"] == "waiting"
+    assert "reserved: seat 1 for 'bob'" in match.rejected("mallory", {"type": "join"}, "illegal")
+    events = match.ok("bob", {"type": "join"})
+    assert events[0] == {"type": "seat_joined", "seat": 1, "player": "bob"} and events[1]["type"] == "match_started"
+
+
+def test_an_invited_player_takes_their_own_seat_and_others_the_free_one():
+    match = Match()
+    match.create("strands", {"layout": SIDE2}, seats=(None, None), invited=["bob", None])
+    assert match.ok("carol", {"type": "join"})[0]["seat"] == 1
+    assert match.ok("bob", {"type": "join"})[0]["seat"] == 0
+
+
+def test_a_reserved_seat_must_be_open_and_reserved_for_one_player():
+    match = Match()
+    action = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": SIDE2},
+              "invited": [None, "carol"]}
+    assert "cannot be reserved" in match.rejected("alice", action, "illegal")
+    twice = {**action, "seats": [None, None], "invited": ["carol", "carol"]}
+    assert "both seats are reserved" in match.rejected("alice", twice, "illegal")
+
+
+def test_a_create_without_reservations_keeps_the_shape_it_always_had():
+    match = new()
+    assert "invited" not in match.steps[-1].result["events"][0] and "invited" not in match.view
 
 
 def test_create_of_an_existing_match_is_rejected_and_a_retry_is_a_duplicate():
@@ -178,6 +209,44 @@ def test_duplicate_event_id_changes_nothing_and_returns_the_original_seq():
     assert match.state.seq == 2
 
 
+def test_a_duplicate_carries_the_seq_its_event_got_when_first_accepted():
+    match = new()
+    match.ok("alice", OPEN)  # seq 2
+    first = match.records[-1]
+    match.ok("bob", {"type": "place", "cells": [[0, -1], [-1, 1]]})  # seq 3
+    again = match.replayer.feed(first).result
+    assert again["duplicate"] is True and again["seq"] == 2 and again["view"]["seq"] == 3
+
+
+def test_the_same_event_id_from_another_player_is_another_submission():
+    """A remembered id is a duplicate only for the player who sent it: nobody can use up an id
+    another player (the timekeeper, a bot) will send, to have its action answered `duplicate`."""
+    match = new(clock={"initial_s": 5})
+    claim_id = "timeout-1795989606000"
+    match.ok("alice", OPEN, event_id=claim_id)  # seat 0 moves with the timekeeper's id
+    claim = record("m1", TIMEKEEPER, {"type": "claim_timeout"}, 60, event_id=claim_id)
+    result = match.replayer.feed(claim).result
+    assert result["duplicate"] is False and result["status"] == "accepted"
+    assert result["events"][0]["reason"] == "timeout"
+
+
+def test_retries_are_recognised_within_the_last_id_memory_accepted_records():
+    match = Match()
+    match.create("mastermind", {"pegs": 2, "colors": 2, "max_rows": 50, "rounds": 100})
+    guesses = []
+    while len(match.state.recent_ids) < ID_MEMORY or len(guesses) < ID_MEMORY + 5:
+        seat = match.state.to_move()[0]
+        player = match.state.seats[seat]
+        action = match.state.rules.random_action(match.state.board, seat, __import__("random").Random(len(guesses)))
+        match.ok(player, action)
+        guesses.append(match.records[-1])
+    assert len(match.state.recent_ids) == ID_MEMORY
+    recent = match.replayer.feed(match.records[-ID_MEMORY]).result
+    assert recent["duplicate"] is True and recent["seq"] == match.state.seq - ID_MEMORY + 1
+    forgotten = match.replayer.feed(match.records[-ID_MEMORY - 1]).result
+    assert forgotten["duplicate"] is False
+
+
 def test_a_rejected_event_id_is_decided_again_when_retried():
     match = new()
     first = match.send("bob", OPEN)  # not bob's turn
@@ -216,6 +285,46 @@ def test_an_oversized_record_is_too_large_and_keeps_its_ids():
     result = Replayer().feed(raw).result
     assert result["reason"]["code"] == "too_large"
     assert result["event_id"] == "m1-e1" and result["match_id"] == "m1"
+
+
+@pytest.mark.parametrize("field,value", [("v", True), ("expected_seq", True), ("expected_seq", "1")])
+def test_integer_record_fields_are_json_integers(field, value):
+    raw = orjson.dumps({**orjson.loads(record("m1", "alice", {"type": "join"}, 1)), field: value})
+    result = Replayer().feed(raw).result
+    assert result["reason"]["code"] == "malformed" and field in result["reason"]["message"]
+
+
+def test_integer_action_fields_refuse_booleans_and_strings():
+    match = new()
+    assert "integer" in match.rejected("alice", {"type": "place", "cells": [["1", "0"]]}, "malformed")
+    assert "integer" in match.rejected("alice", {"type": "place", "cells": [[True, 0]]}, "malformed")
+    ninja = Match("m2")
+    ninja.create("mind_ninja", {"side": 3})
+    assert "integer" in ninja.rejected("alice", {"type": "bid", "value": True}, "malformed")
+    ninja.ok("alice", {"type": "bid", "value": 1})
+
+
+def test_a_record_off_its_home_partition_is_rejected_naming_both_partitions():
+    match = new()
+    raw = record("m1", "bob", {"type": "resign"}, 9)
+    result = match.replayer.feed(raw, key=b"m1", placement=Placement("plylog.moves", 8, 1)).result
+    assert result["reason"]["code"] == "malformed" and result["seq"] == 0 and result["view"] is None
+    message = result["reason"]["message"]
+    assert "partition 8" in message and "partition 1" in message and "partitioner=murmur2_random" in message
+    assert match.state.status == "active"  # the match on its home partition is untouched
+
+
+def test_an_unreadable_record_in_its_matchs_log_is_rejected_with_the_match_view():
+    """The worker and every refold fold it the same way (audit compares them byte for byte)."""
+    match = new()
+    home = Placement("plylog.moves", 1, 1)
+    for raw in match.records:
+        match.replayer.feed(raw, key=b"m1", placement=home)
+    broken = orjson.dumps({**orjson.loads(record("m1", "bob", {"type": "resign"}, 9)), "colour": 1})
+    in_log = match.replayer.feed(broken, key=b"m1", placement=home).result
+    assert in_log["reason"]["code"] == "malformed" and in_log["seq"] == 1 and in_log["view"]["seq"] == 1
+    elsewhere = match.replayer.feed(broken, key=b"m1", placement=Placement("plylog.moves", 2, 1)).result
+    assert elsewhere["seq"] == 0 and elsewhere["view"] is None
 
 
 def test_record_key_must_equal_match_id():

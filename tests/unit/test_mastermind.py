@@ -11,7 +11,7 @@ from itertools import product
 import orjson
 import pytest
 
-from games.mastermind import (GAME, all_codes, as_code, code_problem, feedback, feedback_shapes, iter_codes,
+from games.mastermind import (GAME, MAX_ATTEMPTS, all_codes, as_code, code_problem, feedback, feedback_shapes, iter_codes,
                               listing_salt, random_code, space_size)
 from tests.support import Match
 
@@ -194,7 +194,7 @@ def test_salts_of_16_to_128_hex_characters_are_accepted(salt):
 
 
 @pytest.mark.parametrize("salt,words", [("0" * 15, "not 15 characters"), ("a" * 129, "not 129 characters"),
-                                        ("0123456789abcdeg", "'g'"), ("", "not 0 characters")])
+                                        ("0123456789abcdeg", "must be hex"), ("", "not 0 characters")])
 def test_bad_salts_are_illegal(salt, words):
     match = mm()
     message = match.rejected("alice", {"type": "set_code", "code": [0, 1, 2, 3], "salt": salt}, "illegal")
@@ -202,26 +202,42 @@ def test_bad_salts_are_illegal(salt, words):
 
 
 # --- code validity ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("options,code,words", [
-    ({}, [0, 1, 2], "must have 4 pegs, not 3"),
-    ({}, [0, 1, 2, 3, 4], "must have 4 pegs, not 5"),
-    ({}, [0, 1, 2, 6], "peg 4 is colour 6, but colours are 0 to 5"),
-    ({}, [-1, 1, 2, 3], "peg 1 is colour -1"),
-    ({"repeats": False}, [0, 1, 1, 3], "colour 1 appears 2 times, but repeats are off"),
-    ({"max_distinct": 2}, [0, 1, 2, 2], "uses 3 distinct colours, but at most 2 are allowed (max_distinct)"),
-])
-@pytest.mark.parametrize("as_guess", [False, True])
-def test_invalid_codes_are_illegal_for_the_secret_and_for_guesses(options, code, words, as_guess):
+INVALID_CODES = [  # options, code, what a guess's rejection says, what a secret's says
+    ({}, [0, 1, 2], "must have 4 pegs, not 3", "must have 4 pegs, not 3"),
+    ({}, [0, 1, 2, 3, 4], "must have 4 pegs, not 5", "must have 4 pegs, not 5"),
+    ({}, [0, 1, 2, 6], "peg 4 is colour 6, but colours are 0 to 5", "has a peg outside the colours 0 to 5"),
+    ({}, [-1, 1, 2, 3], "peg 1 is colour -1", "has a peg outside the colours 0 to 5"),
+    ({"repeats": False}, [0, 1, 1, 3], "colour 1 appears 2 times, but repeats are off", "repeats a colour"),
+    ({"max_distinct": 2}, [0, 1, 2, 2], "uses 3 distinct colours, but at most 2 are allowed (max_distinct)",
+     "uses more than the 2 distinct colours allowed (max_distinct)"),
+]
+
+
+@pytest.mark.parametrize("options,code,guess_words,secret_words", INVALID_CODES)
+def test_an_invalid_guess_is_illegal_and_the_message_says_which_peg(options, code, guess_words, secret_words):
     match = mm(options)
-    if as_guess:
-        match.ok("alice", {"type": "set_code", "code": [0, 1, 2, 3] if not options.get("max_distinct") else [0, 1, 1, 0],
-                           "salt": SALT})
-        message = match.rejected("bob", {"type": "guess", "code": code}, "illegal")
-        assert message.startswith("the guess")
-    else:
-        message = match.rejected("alice", {"type": "set_code", "code": code, "salt": SALT}, "illegal")
-        assert message.startswith("the code")
-    assert words in message
+    match.ok("alice", {"type": "set_code", "code": [0, 1, 2, 3] if not options.get("max_distinct") else [0, 1, 1, 0],
+                       "salt": SALT})
+    message = match.rejected("bob", {"type": "guess", "code": code}, "illegal")
+    assert message.startswith("the guess") and guess_words in message
+
+
+@pytest.mark.parametrize("options,code,guess_words,secret_words", INVALID_CODES)
+def test_an_invalid_secret_is_illegal_and_the_public_message_shows_no_peg_of_it(options, code, guess_words,
+                                                                                secret_words):
+    for kind, match in (("set_code", mm(options)), ("reveal", _at_reveal(options))):
+        message = match.rejected("alice", {"type": kind, "code": code, "salt": SALT}, "illegal")
+        assert secret_words in message, message
+        assert not any(f"colour {c}" in message or f"peg {n}" in message
+                       for n, c in enumerate(code, start=1)), message
+
+
+def _at_reveal(options) -> Match:
+    match = mm({**options, "feedback": "manual", "max_rows": 1})
+    match.ok("alice", {"type": "commit", "commitment": "ab" * 32})
+    match.ok("bob", {"type": "guess", "code": [0, 1, 1, 0] if options.get("max_distinct") else [0, 1, 2, 3]})
+    match.ok("alice", {"type": "feedback", "black": 0, "white": 0})
+    return match
 
 
 def test_max_distinct_lets_a_code_use_fewer_colours_and_repeats_them():
@@ -497,6 +513,20 @@ def test_the_attempt_1_commitment_does_not_open_at_attempt_2():
         assert events[0]["type"] == "indication_error"
         assert events[0]["reason"] == ("wrong_feedback" if attempt == 1 else "bad_commitment")
     assert match.view["totals"] == [6, 0] and match.view["attempt"] == 3
+
+
+def test_the_last_allowed_try_ending_in_an_indication_error_loses_the_match_for_the_codemaker():
+    match = manual({"max_rows": 1})
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        match.ok("alice", {"type": "commit", "commitment": sha("m1", 1, attempt, [0, 1, 2, 3], SALT)})
+        match.ok("bob", {"type": "guess", "code": [5, 5, 5, 5]})
+        match.ok("alice", {"type": "feedback", "black": 1, "white": 0})  # a lie every time
+        events = match.ok("alice", {"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT})
+        assert events[0]["type"] == "indication_error" and events[0]["attempt"] == attempt
+    assert events[1] == {"type": "round_forfeited", "round": 1, "codemaker": 0, "attempts": MAX_ATTEMPTS}
+    assert events[2]["type"] == "match_ended" and events[2]["winner"] == 1
+    assert match.view["outcome"] == {"winner": 1, "reason": "indication_errors", "scores": [3 * MAX_ATTEMPTS, 0]}
+    match.rejected("alice", {"type": "commit", "commitment": "ab" * 32}, "match_over")
 
 
 def test_wrong_feedback_lists_the_wrong_rows_and_voids_the_try():

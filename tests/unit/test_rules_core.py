@@ -12,6 +12,7 @@ from services.rules import core as rules_core
 from services.rules.core import Incoming, RulesCore, position_key
 from tests.support import record
 
+PARTITIONS = 5  # m1's home partition is 3, m2's is 0 (murmur2)
 SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
 CREATE = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": SIDE2}
 
@@ -29,7 +30,7 @@ class Table(dict):
 
 
 def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     records = [incoming(record("m1", "alice", CREATE, 0), 10),
                incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 11),
                incoming(record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 2), 12)]
@@ -47,7 +48,7 @@ def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once(
 
 
 def test_results_equal_the_offline_fold_byte_for_byte():
-    core, table, offline = RulesCore(), Table(), Replayer()
+    core, table, offline = RulesCore(PARTITIONS), Table(), Replayer()
     raws = [record("m1", "alice", CREATE, 0), record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
             record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2)]
     for offset, raw in enumerate(raws):
@@ -61,7 +62,7 @@ def test_records_redelivered_after_their_state_was_stored_are_skipped():
     """Crash after the states were stored, before the offsets were committed: the rejected
     move (bob out of turn) must not be decided again against the newer state, where it
     would be bob's turn and the move would be accepted."""
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     first = [incoming(record("m1", "alice", CREATE, 0), 0),
              incoming(record("m1", "bob", {"type": "place", "cells": [[0, -1]]}, 1), 1),
              incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 2), 2)]
@@ -72,21 +73,21 @@ def test_records_redelivered_after_their_state_was_stored_are_skipped():
     again = core.fold_batch(first, table.get)
     assert again.sends == [] and again.counts["redelivered"] == 3
     assert again.writes == {position_key(3): (b"2", 3)}  # the position catches up, nothing else
-    fresh = RulesCore()  # a restarted worker: nothing cached, the table restored from the changelog
+    fresh = RulesCore(PARTITIONS)  # a restarted worker: nothing cached, the table restored from the changelog
     assert fresh.fold_batch(first, Table(table).get).sends == []
 
 
 def test_records_redelivered_before_their_state_was_stored_give_identical_results():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     batch_records = [incoming(record("m1", "alice", CREATE, 0), 0),
                      incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 1)]
     first = core.fold_batch(batch_records, table.get)  # crash: never stored
-    second = RulesCore().fold_batch(batch_records, table.get)
+    second = RulesCore(PARTITIONS).fold_batch(batch_records, table.get)
     assert [s.value for s in first.sends] == [s.value for s in second.sends]
 
 
 def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     create = record("m1", "alice", CREATE, 0)
     table.apply(core.fold_batch([incoming(create, 0)], table.get))
     retry = core.fold_batch([incoming(create, 1)], table.get)
@@ -100,7 +101,7 @@ def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
     (b'{"match_id": "m1"}', "move record"),
 ])
 def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
-    batch = RulesCore().fold_batch([incoming(raw, 42, key=b"k")], Table().get)
+    batch = RulesCore(PARTITIONS).fold_batch([incoming(raw, 42, key=b"k")], Table().get)
     assert [s.kind for s in batch.sends] == ["deadletter"]
     letter = orjson.loads(batch.sends[0].value)
     assert fragment in letter["error"]
@@ -109,12 +110,12 @@ def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
 
 
 def test_a_tombstone_is_a_dead_letter():
-    batch = RulesCore().fold_batch([incoming(None, 5)], Table().get)
+    batch = RulesCore(PARTITIONS).fold_batch([incoming(None, 5)], Table().get)
     assert orjson.loads(batch.sends[0].value)["error"].startswith("record has no value")
 
 
 def test_key_differing_from_match_id_is_rejected_without_touching_that_match():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0)], table.get))
     batch = core.fold_batch([incoming(record("m1", "alice", {"type": "resign"}, 1), 1, key=b"m2")], table.get)
     result = orjson.loads(batch.sends[0].value)
@@ -123,7 +124,7 @@ def test_key_differing_from_match_id_is_rejected_without_touching_that_match():
 
 
 def test_an_internal_error_dead_letters_the_record_and_the_batch_goes_on(monkeypatch):
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     real_step = rules_core.step
 
     def flaky(state, rec, source=None):
@@ -140,7 +141,7 @@ def test_an_internal_error_dead_letters_the_record_and_the_batch_goes_on(monkeyp
 
 
 def test_a_finished_match_sends_its_outcome_to_partition_zero():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     batch = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0),
                              incoming(record("m1", "alice", {"type": "resign"}, 1), 1)], table.get)
     outcome = [s for s in batch.sends if s.kind == "outcomes"]
@@ -149,7 +150,7 @@ def test_a_finished_match_sends_its_outcome_to_partition_zero():
 
 
 def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are():
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     records = [incoming(b"garbage", 0), incoming(record("zz", "a", {"type": "join"}, 1, ), 1, key=b"zz"),
                incoming(record("m1", "alice", CREATE, 2), 2)]
     table.apply(core.fold_batch(records, table.get))
@@ -162,14 +163,14 @@ def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are()
 
 
 def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(caplog):
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
     place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
     later = incoming(record("m1", "bob", {"type": "resign"}, 2), 13)
-    other = incoming(record("m2", "alice", CREATE, 3), 4, key=b"m2", partition=5)
+    other = incoming(record("m2", "alice", CREATE, 3), 4, key=b"m2", partition=0)
     batch = core.fold_batch([place, later, other], table.get)
     assert batch.rewind == {3: 8} and batch.counts["gaps"] == 1
-    assert [orjson.loads(s.value)["source"] for s in batch.sends] == [{"partition": 5, "offset": 4}]
+    assert [orjson.loads(s.value)["source"] for s in batch.sends] == [{"partition": 0, "offset": 4}]
     assert position_key(3) not in batch.writes
     assert "offsets 8-11 were not delivered before 12; fetching them again" in caplog.text
     table.apply(batch)
@@ -180,7 +181,7 @@ def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(
 
 
 def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
-    core, table = RulesCore(), Table()
+    core, table = RulesCore(PARTITIONS), Table()
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
     place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
     for _ in range(2):
