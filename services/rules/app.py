@@ -11,15 +11,11 @@ committed only up to the stored positions, after the changelog is flushed, so:
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import time
-import types
 from pathlib import Path
-from typing import Any, Optional
 
-import aiokafka
 import faust
 import orjson
 from faust.types import TP
@@ -27,58 +23,25 @@ from mode import CrashingSupervisor
 
 from services.common.settings import Settings, env_number
 
-from .core import Counters, Incoming, RulesCore, position_key, read_position, rejected_by_code
+from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
+from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions
+from .produce import produce_all
 
 log = logging.getLogger("plylog.rules")
 
 BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
 BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.01, lo=0)
 FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
-
-
-def _bound_fetch_long_poll(wait_ms: int) -> None:
-    """Faust hard-codes aiokafka's fetch long-poll at 1.5 s. While the worker still holds fetched
-    records of some partitions, the fetch in flight covers only the others, so a move on a held
-    partition can wait the whole long-poll (p99 1.5 s at 1,000 moves/s, 70-100 ms with 50 ms).
-    Faust's driver gets a view of aiokafka whose consumer uses `wait_ms`; aiokafka itself is
-    left alone."""
-    import faust.transport.drivers.aiokafka as driver
-
-    class BoundedLongPollConsumer(aiokafka.AIOKafkaConsumer):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **{**kwargs, "fetch_max_wait_ms": wait_ms})
-
-    view = types.ModuleType("aiokafka")
-    view.__dict__.update(vars(aiokafka))
-    view.AIOKafkaConsumer = BoundedLongPollConsumer
-    driver.aiokafka = view
-
-
-class MatchTable(faust.Table):
-    """Match states keyed by match id. A batch mixes partitions, so Faust's "current event"
-    cannot tell a write's changelog partition; `store` names it: the partition of the move
-    that produced the state, the one this table partition is recovered for."""
-
-    _write_partition: Optional[int] = None
-
-    def partition_for_key(self, key: Any) -> Optional[int]:
-        if self._write_partition is None:
-            raise RuntimeError("MatchTable is written only through store(key, value, partition)")
-        return self._write_partition
-
-    def store(self, key: bytes, value: bytes, partition: int) -> None:
-        self._write_partition = partition
-        try:
-            self[key] = value
-        finally:
-            self._write_partition = None
+# How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
+# replicas) before the batch fails and the worker stops (a restart answers the batch again).
+PRODUCE_TIMEOUT_S = env_number(os.environ, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1)
 
 
 def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1") -> faust.App:
     topics = settings.topics
     datadir = Path(os.environ.get("PLYLOG_DATA_DIR") or settings.home / "rules" / worker_name)
     datadir.mkdir(parents=True, exist_ok=True)
-    _bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
+    bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
     app = faust.App(
         f"{topics.prefix}rules",
         broker=f"kafka://{settings.kafka_bootstrap}",
@@ -92,6 +55,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         producer_linger_ms=2,
         producer_max_batch_size=256 * 1024,
         producer_acks=-1,
+        producer_request_timeout=PRODUCE_TIMEOUT_S,
         broker_commit_interval=1.0,
         # A restarted worker takes back its own partitions at once (static membership);
         # a worker that is gone for good is replaced after the session timeout.
@@ -99,6 +63,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         broker_session_timeout=10.0,
         broker_heartbeat_interval=2.0,
         table_standby_replicas=1,
+        TableManager=TableManager,
     )
     moves = app.topic(topics.moves, key_type=bytes, value_type=bytes, key_serializer="raw",
                       value_serializer="raw", partitions=partitions, internal=False)
@@ -124,12 +89,15 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         if ready_file:
             open(ready_file, "w").close()
 
-    _commit_only_stored_positions(app, table, topics.moves)
+    commit_only_stored_positions(app, table, topics.moves)
 
     @app.timer(5.0)
     async def write_metrics():
         """The counters as JSON beside the worker's data, for `plylog status` and dashboards."""
         (datadir / "metrics.json").write_bytes(orjson.dumps({"worker": worker_name, **counters.as_dict()}))
+
+    async def send(out: Outgoing):
+        return await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
 
     # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
     # agent would let Faust ack the failed batch and read on past it; a restarted worker
@@ -144,14 +112,17 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
                         for e in events if e.message.generation_id == generation and e.message.tp in owned]
             batch = core.fold_batch(incoming, table.get)
-            pending = [await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
-                       for out in batch.sends]
-            await asyncio.gather(*pending)  # Kafka has every result before any state is stored
+            batch.counts["replaced"] = await produce_all(send, batch.sends)  # acknowledged before anything is stored
             if app.consumer_generation_id != generation:
                 log.warning("rebalanced during a batch: its states are not stored; the records will be "
                             "answered again from the stored positions (same results)")
                 continue
-            for key, (value, partition) in batch.writes.items():
+            # States first, acknowledged, then positions: a position is never stored past a state
+            # Kafka did not take (the records up to it would be skipped as answered).
+            for key, (value, partition) in batch.state_writes().items():
+                table.store(key, value, partition)
+            await table.acknowledged()
+            for key, (value, partition) in batch.position_writes().items():
                 table.store(key, value, partition)
             for partition, offset in batch.rewind.items():
                 await app.consumer.seek(TP(topics.moves, partition), offset)
@@ -164,24 +135,3 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                      batch.counts["deadletters"], batch.counts["states"], took * 1000, batch.describe_offsets())
 
     return app
-
-
-def _commit_only_stored_positions(app: faust.App, table: MatchTable, moves: str) -> None:
-    """Every offset commit (periodic, on rebalance, on stop) commits just after our stored
-    positions, once the producer has flushed them (and the states) to the changelog.
-
-    Faust would commit what it acked, which around a rebalance includes records it skipped,
-    so its committed offsets could run ahead of what was answered; and moving the position
-    back later does not work, because Faust drops re-fetched records below what it has already
-    drained. With this, a (re)assigned partition is fetched from at most one second before the
-    last stored position; the records up to the position are skipped as answered."""
-    consumer = app.consumer
-
-    async def force_commit(topics: Any = None, start_new_transaction: bool = True) -> bool:
-        await app.producer.flush()  # the positions below are in the changelog before Kafka hears of them
-        offsets = {tp: read_position(table.get(position_key(tp.partition))) + 1
-                   for tp in consumer.assignment() if tp.topic == moves}
-        offsets = {tp: offset for tp, offset in offsets.items() if offset > 0}
-        return bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
-
-    consumer.force_commit = force_commit

@@ -51,18 +51,25 @@ class Batch:
     offsets: dict[int, tuple[int, int]] = field(default_factory=dict)  # partition -> (first, last) answered
     rewind: dict[int, int] = field(default_factory=dict)  # partition -> offset to fetch from again
 
+    def state_writes(self) -> dict[bytes, tuple[bytes, int]]:
+        return {k: v for k, v in self.writes.items() if not k.startswith(POSITION_PREFIX)}
+
+    def position_writes(self) -> dict[bytes, tuple[bytes, int]]:
+        return {k: v for k, v in self.writes.items() if k.startswith(POSITION_PREFIX)}
+
     def describe_offsets(self) -> str:
         return " ".join(f"{p}:{first}-{last}" for p, (first, last) in sorted(self.offsets.items()))
 
 
 GAP_CONFIRMATIONS = 3
+POSITION_PREFIX = b"\x00position:"
 
 
 def position_key(partition: int) -> bytes:
     """Table key of a moves partition's position: the offset of the last record answered.
     The worker seeks there after every assignment, so Faust's own offset commits (which can
     run ahead of processing around a rebalance) never decide what is skipped."""
-    return b"\x00position:%d" % partition
+    return POSITION_PREFIX + b"%d" % partition
 
 
 def read_position(stored: Optional[bytes]) -> int:
@@ -85,7 +92,7 @@ class Counters:
         self.batch_seconds_max = max(self.batch_seconds_max, seconds)
 
     def as_dict(self) -> dict:
-        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "states")
+        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "replaced", "states")
         return {**{name: self.totals[name] for name in plain}, "rejected": rejected_by_code(self.totals),
                 "batches": self.batches, "batch_seconds_total": round(self.batch_seconds_total, 6),
                 "batch_seconds_max": round(self.batch_seconds_max, 6)}

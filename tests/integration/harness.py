@@ -35,8 +35,8 @@ def crash_during(process: Service, send: Callable[[], object], kills: int = 3,
         sender.join()
 
 
-def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1") -> Service:
-    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix}
+def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1", **env: str) -> Service:
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, **env}
     return Service(name, "services.rules", ("--name", name), env, home)
 
 

@@ -2,10 +2,14 @@
 it, SIGKILL loses and doubles nothing, and two workers share and hand over partitions."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import threading
 import time
+import zlib
 from collections import defaultdict
 
+import confluent_kafka
 import orjson
 import pytest
 from kafka.admin import ConfigResource, ConfigResourceType
@@ -15,7 +19,7 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.cli.audit import audit
 from services.common import kafka_admin
-from services.common.moves_log import read_topic
+from services.common.moves_log import partition_of, read_topic
 from services.common.settings import Settings
 
 from .harness import crash_during, mixed_bot_traffic, produce, rules_worker, wait_until_answered
@@ -68,6 +72,7 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
     topics = contract_topics(partitions=2)
     good = list(random_match_records("strands", 1, seed=3, prefix="after-bad-"))
     valid_keyed = orjson.loads(good[0])
+    match_key = valid_keyed["match_id"].encode()
     bad = [
         (b"k1", b"\x89PNG not json at all"),
         (b"k2", b'["a", "list"]'),
@@ -79,7 +84,12 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
                                "action": {"type": "create", "pad": "x" * 70_000}})),
         (b"k4", None),
     ]
-    records = bad + [(orjson.loads(r)["match_id"].encode(), r) for r in good]
+    in_its_log = [  # unreadable records of the existing match, in its log: rejected with its seq and view
+        (match_key, orjson.dumps({**orjson.loads(good[1]), "event_id": "extra-field", "colour": 1})),
+        (match_key, orjson.dumps({**orjson.loads(good[1]), "event_id": "bool-seq", "expected_seq": True})),
+    ]
+    records = bad + [(orjson.loads(r)["match_id"].encode(), r) for r in good[:3]] + in_its_log + \
+        [(orjson.loads(r)["match_id"].encode(), r) for r in good[3:]]
     worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
     try:
         produce(kafka_bootstrap, topics.moves, records)
@@ -95,36 +105,111 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
     assert "key" in results["mis-keyed"]["reason"]["message"]
     assert results["unknown-action"]["reason"]["code"] in ("malformed", "unknown_match")
     assert results["oversized"]["reason"]["code"] == "too_large"
+    for event_id in ("extra-field", "bool-seq"):
+        assert results[event_id]["reason"]["code"] == "malformed" and results[event_id]["seq"] == 3
+        assert results[event_id]["view"]["seq"] == 3
     last = orjson.loads(good[-1])
     assert results[last["event_id"]]["view"]["status"] == "over"
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
-def test_a_batch_kafka_refuses_stops_the_worker_and_a_restart_answers_it(kafka_bootstrap, contract_topics, worker_home):
+def test_a_batch_kafka_cannot_take_stops_the_worker_and_a_restart_answers_it(kafka_bootstrap, contract_topics,
+                                                                           worker_home):
+    """Kafka refusing for a reason that is not the record (here: the outcomes topic is gone when
+    the first match ends) stops the worker rather than reading on past the batch; a restart, with
+    the topic back, answers it."""
     topics = contract_topics(partitions=2)
     records = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 2, seed=4, prefix="refused-")]
-    worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
+    first_end = _first_ending(records)
+    worker = rules_worker(kafka_bootstrap, topics, worker_home, PLYLOG_RULES_PRODUCE_TIMEOUT_S="3").start()
     try:
         worker.wait_ready()
-        produce(kafka_bootstrap, topics.moves, records[:20])
-        wait_until_answered(kafka_bootstrap, topics, 20, workers=[worker])
-        _set_results_max_bytes(kafka_bootstrap, topics, "300")  # no result fits any more
-        produce(kafka_bootstrap, topics.moves, records[20:])
-        assert worker.popen.wait(timeout=60) != 0, "the worker must stop, not read on past a failed batch"
-        assert "MessageSizeTooLargeError" in worker.log_text()
-        _set_results_max_bytes(kafka_bootstrap, topics, "1048588")
+        produce(kafka_bootstrap, topics.moves, records[:first_end])
+        wait_until_answered(kafka_bootstrap, topics, first_end, workers=[worker])
+        kafka_admin.delete_topics(kafka_bootstrap, [topics.outcomes])
+        produce(kafka_bootstrap, topics.moves, records[first_end:])
+        assert worker.popen.wait(timeout=120) != 0, "the worker must stop, not read on past a failed batch"
+        assert "fold_moves]: Crashed reason=" in worker.log_text(), worker.tail()
+        contract_topics(partitions=2)  # the outcomes topic again
         worker.start().wait_ready()
         wait_until_answered(kafka_bootstrap, topics, len(records), workers=[worker])
     finally:
         worker.stop()
     report = audit(settings_for(kafka_bootstrap, topics))
     assert report.ok, "\n".join(report.problems)
+    assert report.outcomes == 2
 
 
-def _set_results_max_bytes(bootstrap: str, topics, value: str) -> None:
+def _first_ending(records: list[tuple[bytes, bytes]]) -> int:
+    """Index of the record that ends the first match."""
+    replayer = Replayer()
+    return next(i for i, (_, raw) in enumerate(records) if replayer.feed(raw).outcome is not None)
+
+
+def test_records_kafka_refuses_for_their_size_never_stop_the_worker(kafka_bootstrap, contract_topics, worker_home):
+    """A ~760 KB record without usable ids gets a dead letter that fits (raw cut to 64 KiB, size and
+    SHA-256 kept); with a dead-letter topic too small even for that, a minimal one without raw bytes.
+    The worker stays up and answers what comes after."""
+    topics = contract_topics(partitions=2)
+    huge, big = b"\x01" * 760_000, b"[" * 30_000
+    good = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=8, prefix="after-")]
+    worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
+    try:
+        worker.wait_ready()
+        produce(kafka_bootstrap, topics.moves, [(b"huge", huge)] + good[:5])
+        wait_until_answered(kafka_bootstrap, topics, 6, workers=[worker])
+        _set_topic_config(kafka_bootstrap, topics.deadletter, "max.message.bytes", "4000")
+        produce(kafka_bootstrap, topics.moves, [(b"big", big)] + good[5:])
+        wait_until_answered(kafka_bootstrap, topics, 7 + len(good[5:]), workers=[worker])
+        assert worker.alive, worker.tail()
+    finally:
+        worker.stop()
+    letters = {orjson.loads(r.value)["raw_sha256"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.deadletter)}
+    first = letters[hashlib.sha256(huge).hexdigest()]
+    assert first["raw_size"] == 760_000 and first["raw_truncated"] and len(base64.b64decode(first["raw_b64"])) == 65_536
+    second = letters[hashlib.sha256(big).hexdigest()]
+    assert second["raw_b64"] == "" and second["raw_size"] == 30_000 and "refused by Kafka" in second["error"]
+    assert "Kafka refused a deadletter record" in worker.log_text()
+    assert audit(settings_for(kafka_bootstrap, topics)).ok
+
+
+def test_a_record_a_librdkafka_client_put_on_another_partition_is_refused_naming_both(kafka_bootstrap, contract_topics,
+                                                                                    worker_home):
+    """librdkafka's default partitioner (CRC32) puts a key elsewhere than Java's murmur2: the
+    worker must not apply it (its match lives on its home partition) and says how to fix it."""
+    topics = contract_topics(partitions=12)
+    records = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=2, prefix="rd-")]
+    key = records[0][0]
+    home, crc = partition_of(key, 12), zlib.crc32(key) % 12
+    assert home != crc, "pick a seed whose match id the two partitioners place apart"
+    resign = orjson.dumps({**orjson.loads(records[1][1]), "event_id": "kcat-resign", "action": {"type": "resign"}})
+    worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
+    try:
+        produce(kafka_bootstrap, topics.moves, records[:2])
+        wait_until_answered(kafka_bootstrap, topics, 2, workers=[worker])
+        rdkafka = confluent_kafka.Producer({"bootstrap.servers": kafka_bootstrap})  # default partitioner
+        rdkafka.produce(topics.moves, key=key, value=resign)
+        assert rdkafka.flush(30) == 0
+        wait_until_answered(kafka_bootstrap, topics, 3, workers=[worker])
+        fixed = confluent_kafka.Producer({"bootstrap.servers": kafka_bootstrap, "partitioner": "murmur2_random"})
+        fixed.produce(topics.moves, key=key, value=resign.replace(b"kcat-resign", b"kcat-fixed"))
+        assert fixed.flush(30) == 0
+        wait_until_answered(kafka_bootstrap, topics, 4, workers=[worker])
+    finally:
+        worker.stop()
+    results = {orjson.loads(r.value)["event_id"]: (r.partition, orjson.loads(r.value)) for r in read_topic(kafka_bootstrap, topics.results)}
+    partition, refused = results["kcat-resign"]
+    assert partition == crc and refused["status"] == "rejected" and refused["reason"]["code"] == "malformed"
+    assert f"partition {crc}" in refused["reason"]["message"] and f"partition {home}" in refused["reason"]["message"]
+    assert "partitioner=murmur2_random" in refused["reason"]["message"]
+    partition, accepted = results["kcat-fixed"]
+    assert partition == home and accepted["status"] == "accepted" and accepted["view"]["outcome"]["reason"] == "resign"
+    assert audit(settings_for(kafka_bootstrap, topics)).ok
+
+
+def _set_topic_config(bootstrap: str, topic: str, name: str, value: str) -> None:
     with kafka_admin.admin(bootstrap) as client:
-        client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topics.results,
-                                             configs={"max.message.bytes": value})])
+        client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs={name: value})])
 
 
 @pytest.mark.slow

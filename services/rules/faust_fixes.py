@@ -1,0 +1,147 @@
+"""Every place the rules worker works around faust-streaming 0.15.3, each with its reason. Each has
+a test in tests/unit/test_faust_fixes.py that fails when Faust's behaviour changes (so a fix in
+Faust is noticed and the workaround removed).
+
+1. `bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
+2. `commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
+   answered around a rebalance.
+3. `MatchTable`: a batch mixes partitions, so Faust's "current event" cannot name a write's
+   changelog partition; recovery is last-write-wins, so a worker that was paused past its
+   session (GC, SIGSTOP, a VM pause) and wrote older states after the new owner's would roll the
+   match back at the next recovery: here the state with the highest moves offset wins; and Faust
+   only logs a changelog write Kafka did not take (`_on_published error`), so a state could be
+   lost while a later position is stored: here the worker awaits its writes (`acknowledged`).
+4. `TableManager` / `Recovery`: when the assignment changes while a recovery runs (a worker
+   joins), Faust seeks standby partitions whose start offset it never built (None) and aiokafka
+   raises `ValueError: Offset must be a positive integer`, which stops the worker.
+"""
+from __future__ import annotations
+
+import re
+import types
+from typing import Any, Iterable, Optional
+
+import aiokafka
+import faust
+from faust.tables.recovery import Recovery as FaustRecovery
+from faust.types import TP
+
+from .core import position_key, read_position
+
+
+# --- 1. the fetch long-poll ------------------------------------------------------------------------
+def bound_fetch_long_poll(wait_ms: int) -> None:
+    """While the worker still holds fetched records of some partitions, the fetch in flight covers
+    only the others, so a move on a held partition can wait the whole long-poll (p99 1.5 s at
+    1,000 moves/s, 70-100 ms with 50 ms). Faust's driver gets a view of aiokafka whose consumer
+    uses `wait_ms`; aiokafka itself is left alone."""
+    import faust.transport.drivers.aiokafka as driver
+
+    class BoundedLongPollConsumer(aiokafka.AIOKafkaConsumer):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **{**kwargs, "fetch_max_wait_ms": wait_ms})
+
+    view = types.ModuleType("aiokafka")
+    view.__dict__.update(vars(aiokafka))
+    view.AIOKafkaConsumer = BoundedLongPollConsumer
+    driver.aiokafka = view
+
+
+# --- 2. offset commits -----------------------------------------------------------------------------
+def commit_only_stored_positions(app: faust.App, table: "MatchTable", moves: str) -> None:
+    """Every offset commit (periodic, on rebalance, on stop) commits just after our stored
+    positions, once the producer has flushed them (and the states) to the changelog.
+
+    Faust would commit what it acked, which around a rebalance includes records it skipped, so
+    its committed offsets could run ahead of what was answered; and moving the position back
+    later does not work, because Faust drops re-fetched records below what it has already
+    drained. With this, a (re)assigned partition is fetched from at most one second before the
+    last stored position; the records up to the position are skipped as answered."""
+    consumer = app.consumer
+
+    async def force_commit(topics: Any = None, start_new_transaction: bool = True) -> bool:
+        await app.producer.flush()  # the positions below are in the changelog before Kafka hears of them
+        offsets = {tp: read_position(table.get(position_key(tp.partition))) + 1
+                   for tp in consumer.assignment() if tp.topic == moves}
+        offsets = {tp: offset for tp, offset in offsets.items() if offset > 0}
+        return bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
+
+    consumer.force_commit = force_commit
+
+
+# --- 3. the table ----------------------------------------------------------------------------------
+_STATE_OFFSET = re.compile(rb'\{"offset":(-?\d+)')
+
+
+def stored_offset(value: bytes) -> int:
+    """The moves offset a table value was written for: a match entry (`Stored.encode`, which
+    starts with its offset) or a partition position (the offset itself)."""
+    found = _STATE_OFFSET.match(value)
+    return int(found.group(1)) if found else int(value)
+
+
+class MatchTable(faust.Table):
+    """Match states and partition positions keyed by bytes (see services/rules/core.py)."""
+
+    _write_partition: Optional[int] = None
+    _unacknowledged: Optional[list] = None
+
+    def partition_for_key(self, key: Any) -> Optional[int]:
+        if self._write_partition is None:
+            raise RuntimeError("MatchTable is written only through store(key, value, partition)")
+        return self._write_partition
+
+    def store(self, key: bytes, value: bytes, partition: int) -> None:
+        """Write `value`; its changelog record goes to `partition` (the partition of the move that
+        produced it, the one this table partition is recovered for)."""
+        self._write_partition = partition
+        try:
+            self[key] = value
+        finally:
+            self._write_partition = None
+
+    def send_changelog(self, *args: Any, **kwargs: Any) -> Any:
+        sent = super().send_changelog(*args, **kwargs)
+        if self._unacknowledged is None:
+            self._unacknowledged = []
+        self._unacknowledged.append(sent)
+        return sent
+
+    async def acknowledged(self) -> None:
+        """Wait until Kafka has every changelog write made so far; raise the first refusal."""
+        pending, self._unacknowledged = self._unacknowledged or [], []
+        for sent in pending:
+            await sent
+
+    def apply_changelog_batch(self, batch: Iterable[Any]) -> None:
+        """Recovery and standbys: of the values of a key, the one written for the highest moves
+        offset wins, whatever the order they were written in. A late write of a paused worker (an
+        older state, a position further back) is harmless. Deletions always apply."""
+        winners: dict[Any, Any] = {}
+        for event in batch:
+            key, value = event.key, event.message.value
+            current = winners[key].message.value if key in winners else self.data.get(key)
+            if value is None or current is None or stored_offset(value) >= stored_offset(current):
+                winners[key] = event
+        super().apply_changelog_batch(winners.values())
+
+
+# --- 4. recovery of standby partitions ---------------------------------------------------------------
+class Recovery(FaustRecovery):
+    async def _seek_offsets(self, consumer: Any, tps: set[TP], offsets: Any, title: str) -> None:
+        """A partition with no start offset is read from the beginning (Faust's -1), which is always
+        correct; the rebalance that changed the assignment starts a new recovery anyway."""
+        for tp in tps:
+            if offsets.get(tp) is None:
+                offsets[tp] = -1
+        await super()._seek_offsets(consumer, tps, offsets, title)
+
+
+class TableManager(faust.tables.TableManager):
+    """Faust's table manager with the recovery above (app setting `TableManager`)."""
+
+    @property
+    def recovery(self) -> Recovery:
+        if self._recovery is None:
+            self._recovery = Recovery(self.app, self, beacon=self.beacon, loop=self.loop)
+        return self._recovery

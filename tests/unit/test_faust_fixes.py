@@ -1,0 +1,156 @@
+"""The rules worker's workarounds of faust-streaming (services/rules/faust_fixes.py): each does
+what it says, and each test of Faust's own behaviour fails the day Faust changes it, so the
+workaround can be dropped."""
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass
+from typing import Optional
+
+import faust
+import pytest
+from faust.tables.recovery import Recovery as FaustRecovery
+from faust.types import TP
+
+from services.rules import faust_fixes
+from services.rules.core import Stored, position_key
+from services.rules.faust_fixes import MatchTable, Recovery, stored_offset
+
+
+@dataclass
+class _Message:
+    value: Optional[bytes]
+    partition: int = 0
+
+
+@dataclass
+class _Event:
+    key: bytes
+    message: _Message
+
+    @property
+    def value(self) -> Optional[bytes]:
+        return self.message.value
+
+
+def changelog(key: bytes, value: Optional[bytes]) -> _Event:
+    return _Event(key, _Message(value))
+
+
+@pytest.fixture
+def app():
+    app = faust.App("test-faust-fixes", store="memory://", web_enabled=False)
+    app.finalize()
+    return app
+
+
+def state_value(offset: int, seq: int) -> bytes:
+    """A table entry as Stored.encode writes it (abridged state)."""
+    return b'{"offset":%d,"state":{"seq":%d}}' % (offset, seq)
+
+
+def test_stored_offset_reads_match_entries_and_positions():
+    assert stored_offset(state_value(1234, 7)) == 1234
+    assert stored_offset(b"-1") == -1 and stored_offset(b"99") == 99
+
+
+def test_a_stored_state_starts_with_its_offset_as_stored_offset_expects():
+    from games.fold import Replayer
+    from tests.support import record
+
+    replayer = Replayer()
+    replayer.feed(record("m1", "alice", {"type": "create", "game": "strands", "seats": ["alice", "bob"],
+                                         "options": {"layout": "small-4"}}, 0))
+    assert stored_offset(Stored(replayer.states["m1"], 4321).encode()) == 4321
+
+
+def test_faust_recovery_is_last_write_wins(app):
+    """Why MatchTable overrides it: Faust applies the changelog in order, so a late older write wins."""
+    table = faust.Table(app, name="plain", default=None, key_type=bytes, value_type=bytes)
+    table.apply_changelog_batch([changelog(b"m1", state_value(20, 3)), changelog(b"m1", state_value(10, 2))])
+    assert table.data[b"m1"] == state_value(10, 2)
+
+
+def test_recovery_keeps_the_value_written_for_the_highest_moves_offset(app):
+    table = MatchTable(app, name="matches", default=None, key_type=bytes, value_type=bytes)
+    table.apply_changelog_batch([changelog(b"m1", state_value(10, 2)), changelog(b"m1", state_value(20, 3)),
+                                 changelog(b"m1", state_value(15, 2)),  # a paused worker's late write
+                                 changelog(position_key(0), b"20"), changelog(position_key(0), b"12")])
+    assert table.data[b"m1"] == state_value(20, 3) and table.data[position_key(0)] == b"20"
+    table.apply_changelog_batch([changelog(b"m1", state_value(12, 2))])  # a later batch, same rule
+    assert table.data[b"m1"] == state_value(20, 3)
+    table.apply_changelog_batch([changelog(b"m1", state_value(30, 4))])
+    assert table.data[b"m1"] == state_value(30, 4)
+
+
+class _SeekRecorder:
+    def __init__(self):
+        self.seeks = None
+
+    async def seek_wait(self, offsets):
+        self.seeks = dict(offsets)
+
+
+async def test_faust_seeks_a_partition_without_a_start_offset_to_none():
+    """Why Recovery overrides `_seek_offsets`: aiokafka's seek raises ValueError on None."""
+    consumer, tp = _SeekRecorder(), TP("t-changelog", 3)
+    await FaustRecovery._seek_offsets(FaustRecovery.__new__(FaustRecovery), consumer, {tp}, {tp: None}, "standby")
+    assert consumer.seeks == {tp: None}
+
+
+async def test_recovery_reads_a_partition_without_a_start_offset_from_the_beginning():
+    consumer, tp, built = _SeekRecorder(), TP("t-changelog", 3), TP("t-changelog", 4)
+    await Recovery.__new__(Recovery)._seek_offsets(consumer, {tp, built}, {tp: None, built: 41}, "standby")
+    assert consumer.seeks == {tp: 0, built: 41}
+
+
+def test_the_table_manager_builds_the_fixed_recovery(app):
+    manager = faust_fixes.TableManager(app)
+    assert type(manager.recovery) is Recovery
+
+
+def test_faust_still_hard_codes_the_fetch_long_poll():
+    """Why `bound_fetch_long_poll` exists: Faust's aiokafka driver passes 1500 ms itself."""
+    import faust.transport.drivers.aiokafka as driver
+
+    assert "fetch_max_wait_ms=1500" in inspect.getsource(driver)
+
+
+async def test_the_bounded_long_poll_reaches_the_consumer_faust_creates(monkeypatch):
+    import faust.transport.drivers.aiokafka as driver
+
+    monkeypatch.setattr(driver, "aiokafka", driver.aiokafka)
+    faust_fixes.bound_fetch_long_poll(50)
+    consumer = driver.aiokafka.AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1", fetch_max_wait_ms=1500)
+    assert consumer._fetch_max_wait_ms == 50
+
+
+async def test_faust_only_logs_a_changelog_write_kafka_refused(app):
+    """Why MatchTable awaits its writes: Faust sets the error on the write's future and logs it;
+    nothing else hears of it."""
+    from faust.types import FutureMessage, PendingMessage
+
+    topic = app.topic("t-changelog")
+    failed = asyncio.get_running_loop().create_future()
+    failed.set_exception(RuntimeError("request timed out"))
+    message = FutureMessage(PendingMessage(topic, b"k", b"v", None, None, None, None, None, None))
+    topic._on_published(failed, message, producer=app.producer, state=None)  # does not raise
+    assert isinstance(message.exception(), RuntimeError)
+    failed.exception()
+
+
+async def test_acknowledged_raises_the_first_changelog_write_kafka_refused(app, monkeypatch):
+    loop = asyncio.get_running_loop()
+    sent = [loop.create_future() for _ in range(3)]
+    sent[0].set_result("ok")
+    sent[1].set_exception(RuntimeError("request timed out"))
+    sent[2].set_result("ok")
+    writes = iter(sent)
+    monkeypatch.setattr(faust.Table, "send_changelog", lambda self, *a, **k: next(writes))
+    table = MatchTable(app, name="matches", default=None, key_type=bytes, value_type=bytes)
+    for _ in sent:
+        table.send_changelog(0, b"k", b"v")
+    with pytest.raises(RuntimeError, match="timed out"):
+        await table.acknowledged()
+    await table.acknowledged()  # nothing left over

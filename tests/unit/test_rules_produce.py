@@ -1,0 +1,83 @@
+"""Producing a batch (services/rules/produce.py) and dead letters (services/rules/core.py): a record
+Kafka refuses for its own sake is replaced and the worker goes on; any other refusal stops it; a
+dead letter always fits."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+
+import orjson
+import pytest
+from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasError
+
+from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
+from services.rules.produce import produce_all
+
+
+class FakeKafka:
+    """Acknowledges records up to `limit` bytes; refuses larger ones the way the broker does (the
+    whole request fails), or raises `error` for everything."""
+
+    def __init__(self, limit: int = 10_000, error: Exception | None = None, client_side: bool = False):
+        self.limit, self.error, self.client_side = limit, error, client_side
+        self.written: list[Outgoing] = []
+
+    async def send(self, out: Outgoing) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        if self.error is not None:
+            future.set_exception(self.error)
+        elif len(out.value) > self.limit:
+            if self.client_side:
+                raise MessageSizeTooLargeError("over max_request_size")
+            future.set_exception(MessageSizeTooLargeError("broker says MESSAGE_TOO_LARGE"))
+        else:
+            self.written.append(out)
+            future.set_result(None)
+        return future
+
+
+def move(value: bytes, offset: int = 7) -> Incoming:
+    return Incoming(b"m1", value, 2, offset, "plylog.moves")
+
+
+@pytest.mark.parametrize("client_side", [False, True])
+async def test_a_result_too_large_for_the_topic_becomes_a_dead_letter_and_the_rest_goes_out(client_side):
+    kafka = FakeKafka(limit=2_000, client_side=client_side)
+    small = Outgoing("results", b"m1", b"x" * 100, 2, move(b"{}", 1))
+    huge = Outgoing("results", b"m1", b"y" * 5_000, 2, move(b"{}", 2))
+    replaced = await produce_all(kafka.send, [small, huge])
+    assert replaced == 1
+    assert [o.kind for o in kafka.written] == ["results", "deadletter"]
+    letter = orjson.loads(kafka.written[1].value)
+    assert letter["offset"] == 2 and "5000 bytes" in letter["error"] and "MessageSizeTooLargeError" in letter["error"]
+    assert hashlib.sha256(huge.value).hexdigest() in letter["error"]
+
+
+async def test_a_dead_letter_too_large_for_its_topic_is_sent_again_without_the_raw_bytes():
+    kafka = FakeKafka(limit=1_000)
+    letter = dead_letter(move(b"\x00" * 5_000), "not JSON")
+    assert await produce_all(kafka.send, [letter]) == 1
+    sent = orjson.loads(kafka.written[0].value)
+    assert sent["raw_b64"] == "" and sent["raw_size"] == 5_000 and sent["raw_truncated"] is True
+    assert sent["raw_sha256"] == hashlib.sha256(b"\x00" * 5_000).hexdigest()
+
+
+@pytest.mark.parametrize("error", [NotEnoughReplicasError("min.insync.replicas"), KafkaTimeoutError()])
+async def test_kafka_refusing_for_another_reason_fails_the_batch(error):
+    with pytest.raises(type(error)):
+        await produce_all(FakeKafka(error=error).send, [Outgoing("results", b"m1", b"{}", 0)])
+
+
+async def test_a_replacement_kafka_refuses_too_fails_the_batch_with_what_to_check():
+    with pytest.raises(RuntimeError, match="max.message.bytes of the dead-letter topic"):
+        await produce_all(FakeKafka(limit=10).send, [Outgoing("results", b"m1", b"z" * 100, 0, move(b"{}"))])
+
+
+def test_a_dead_letter_keeps_at_most_64_kib_of_raw_and_names_the_whole_record():
+    raw = bytes(range(256)) * 3_000  # 768,000 bytes, no usable ids
+    letter = orjson.loads(dead_letter(move(raw), "not JSON").value)
+    assert base64.b64decode(letter["raw_b64"]) == raw[:DEAD_LETTER_RAW_BYTES]
+    assert letter["raw_size"] == len(raw) and letter["raw_truncated"] is True
+    assert letter["raw_sha256"] == hashlib.sha256(raw).hexdigest()
+    assert len(dead_letter(move(raw), "e" * 100_000).value) < 100_000  # and the error is bounded too
