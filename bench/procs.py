@@ -135,6 +135,15 @@ class Service:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
+    def pause(self) -> None:
+        """SIGSTOP the whole process group (a GC or VM pause, a frozen host); `resume` ends it."""
+        if self.alive:
+            os.killpg(self.popen.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.alive:
+            os.killpg(self.popen.pid, signal.SIGCONT)
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signal the whole process group (SIGKILL: a crash) and wait for the service to end."""
         if self.alive:

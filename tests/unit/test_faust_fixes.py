@@ -154,3 +154,12 @@ async def test_acknowledged_raises_the_first_changelog_write_kafka_refused(app, 
     with pytest.raises(RuntimeError, match="timed out"):
         await table.acknowledged()
     await table.acknowledged()  # nothing left over
+
+
+def test_aiokafka_refuses_to_seek_to_none():
+    """What stopped a worker when another joined during its recovery (Recovery above)."""
+    import aiokafka
+
+    consumer = aiokafka.AIOKafkaConsumer.__new__(aiokafka.AIOKafkaConsumer)
+    with pytest.raises(ValueError, match="positive integer"):
+        consumer.seek(TP("t-changelog", 3), None)
