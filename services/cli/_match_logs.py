@@ -122,21 +122,36 @@ class PartitionCollector:
         return log
 
 
-def pair_results(log: MatchLog, results: Iterable[Record]) -> tuple[list[bytes], list[int]]:
-    """The result on the results topic of each record of the log, in the log's order (the first
-    copy: a redelivered result is the same bytes), and the offsets of records without one."""
-    key = log.match_id.encode()
-    wanted = {record.offset for record in log.moves}
-    found: dict[int, bytes] = {}
+@dataclass
+class Answers:
+    """The topic's result for each record of a log, in the log's order, and the offsets of the
+    records that have none (yet)."""
+
+    results: list[bytes]
+    missing: list[int]
+
+
+def pair_results(logs: list[MatchLog], results: Iterable[Record]) -> dict[str, Answers]:
+    """Pair the records of the logs of one partition with their results, in one pass over the
+    results partition: by key and `source`, keeping the first copy (a redelivered result is the
+    same bytes). Results of records not in a log (another match_id's, misrouted) are ignored."""
+    partition = {log.partition for log in logs}
+    wanted = {log.match_id.encode(): {record.offset for record in log.moves} for log in logs}
+    found: dict[bytes, dict[int, bytes]] = {key: {} for key in wanted}
     for result in results:
-        if result.key != key or result.value is None:
+        offsets = wanted.get(result.key)
+        if offsets is None or result.value is None:
             continue
         source = orjson.loads(result.value).get("source") or {}
         offset = source.get("offset")
-        if source.get("partition") == log.partition and offset in wanted and offset not in found:
-            found[offset] = result.value
-    missing = [record.offset for record in log.moves if record.offset not in found]
-    return [found[record.offset] for record in log.moves if record.offset in found], missing
+        if source.get("partition") in partition and offset in offsets and offset not in found[result.key]:
+            found[result.key][offset] = result.value
+    answers = {}
+    for log in logs:
+        got = found[log.match_id.encode()]
+        answers[log.match_id] = Answers([got[r.offset] for r in log.moves if r.offset in got],
+                                        [r.offset for r in log.moves if r.offset not in got])
+    return answers
 
 
 @dataclass

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Callable, Iterator, Optional
+from typing import IO, Callable, Optional
 
 import orjson
 import typer
@@ -114,7 +114,8 @@ class Progress:
         now = time.monotonic()
         if force or now - self.last >= self.every_s:
             self.last = now
-            self.stream.write(f"  partition {collector.partition + 1}/{of}: {collector.read:,} records read, "
+            self.stream.write(f"  partition {collector.partition} ({collector.partition + 1} of {of}): "
+                              f"{collector.read:,} records read, "
                               f"{len(collector.logs)} matches ({now - self.started:.1f}s)\n")
             self.stream.flush()
 
@@ -134,7 +135,7 @@ def collect(reader: TopicReader, topics: Topics, collector: PartitionCollector, 
 def export_logs(reader: TopicReader, topics: Topics, logs: list[MatchLog], layout: Layout, with_results: bool,
                 check: bool, totals: Totals) -> None:
     """Write the logs (and their results) of one partition; append them to the index."""
-    results = list(reader.records(topics.results, logs[0].partition)) if with_results and logs else []
+    paired = pair_results(logs, reader.records(topics.results, logs[0].partition)) if with_results and logs else {}
     for log in logs:
         if log.unwritable:
             offset, why = log.unwritable[0]
@@ -142,7 +143,7 @@ def export_logs(reader: TopicReader, topics: Topics, logs: list[MatchLog], layou
             continue
         answers: list[bytes] = []
         if with_results:
-            answers, missing = pair_results(log, results)
+            answers, missing = paired[log.match_id].results, paired[log.match_id].missing
             if missing:
                 totals.problems.append(
                     f"{log.match_id}: not exported: {len(missing)} of its {len(log.moves)} move records have no result "

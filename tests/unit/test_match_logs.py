@@ -95,10 +95,10 @@ def test_results_pair_with_their_records_first_copy_first():
     results = _topic_results(records)
     redelivered = results[:3] + results[1:]  # a crash repeated two results
     foreign = Record(records[0].partition, 99, b"m9", results[0].value)
-    paired, missing = pair_results(log, [foreign, *redelivered])
-    assert paired == [r.value for r in results] and missing == []
-    paired, missing = pair_results(log, results[:-2])
-    assert missing == [records[-2].offset, records[-1].offset] and len(paired) == len(records) - 2
+    paired = pair_results([log], [foreign, *redelivered])["m1"]
+    assert paired.results == [r.value for r in results] and paired.missing == []
+    behind = pair_results([log], results[:-2])["m1"]
+    assert behind.missing == [records[-2].offset, records[-1].offset] and len(behind.results) == len(records) - 2
 
 
 def test_compare_replay_is_byte_for_byte_apart_from_source():
