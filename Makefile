@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser run down status test bench bench-quick
+.PHONY: help setup browser asyncapi-spec run down status test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
@@ -20,7 +20,7 @@ help:
 	@echo "  make status   show what runs, where, and its logs"
 	@echo "  make down     stop everything 'make run' started"
 	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server and"
-	@echo "               chromium (apt, for the browser tests)"
+	@echo "               chromium (apt, for the browser tests), the AsyncAPI spec's JSON Schema (npm, for the tests)"
 	@echo "  variables: UP_ARGS='--rules-workers 2' for run, PYTEST_ARGS='-k smoke' for test"
 
 # The venv is rebuilt only when pyproject.toml changes (stamp file).
@@ -35,6 +35,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	@$(PLYLOG) setup
 	@$(MAKE) --no-print-directory browser
+	@$(MAKE) --no-print-directory asyncapi-spec
 
 # Debian's Chromium for the browser tests (tests/browser): installed when missing and root.
 # Playwright drives it; Playwright's own browser download is never used.
@@ -46,6 +47,28 @@ browser:
 	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >$(BROWSER_LOG) 2>&1 \
 	    || { tail -n 20 $(BROWSER_LOG) >&2; echo "apt-get could not install chromium (log: $(BROWSER_LOG))" >&2; exit 1; }; \
 	else echo "no chromium: tests/browser are skipped (a failure under CI=true); install Debian's chromium as root" >&2; fi
+
+# The AsyncAPI specification's own JSON Schema (npm package @asyncapi/specs, pinned in
+# deploy/asyncapi/package-lock.json): tests/unit/test_asyncapi.py validates schemas/asyncapi.yaml
+# against it, offline. `npm ci` runs again only when the lock file changes; Debian's npm is
+# installed when missing and root.
+ASYNCAPI_DIR   := deploy/asyncapi
+ASYNCAPI_STAMP := $(ASYNCAPI_DIR)/node_modules/.package-lock.json
+ASYNCAPI_LOG   := /tmp/plylog-npm-asyncapi.log
+asyncapi-spec:
+	@if [ -f $(ASYNCAPI_STAMP) ] && [ $(ASYNCAPI_STAMP) -nt $(ASYNCAPI_DIR)/package-lock.json ]; then :; \
+	else \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      echo "installing Debian's npm for the AsyncAPI spec (log: $(ASYNCAPI_LOG)) ..."; \
+	      { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y npm; } >$(ASYNCAPI_LOG) 2>&1 \
+	        || { tail -n 20 $(ASYNCAPI_LOG) >&2; echo "apt-get could not install npm (log: $(ASYNCAPI_LOG))" >&2; exit 1; }; \
+	    else echo "no npm: the AsyncAPI spec check is skipped (a failure under CI=true); install Debian's npm as root" >&2; exit 0; fi; \
+	  fi; \
+	  echo "fetching the AsyncAPI spec's JSON Schema (npm ci in $(ASYNCAPI_DIR), log: $(ASYNCAPI_LOG)) ..."; \
+	  npm ci --prefix $(ASYNCAPI_DIR) --no-audit --no-fund >$(ASYNCAPI_LOG) 2>&1 \
+	    || { tail -n 20 $(ASYNCAPI_LOG) >&2; echo "npm ci failed in $(ASYNCAPI_DIR) (log: $(ASYNCAPI_LOG))" >&2; exit 1; }; \
+	fi
 
 run: setup
 	@$(PLYLOG) up $(UP_ARGS)

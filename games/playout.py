@@ -27,11 +27,15 @@ def move_record(match_id: str, player: str, action: dict[str, Any], event_id: st
 
 def random_playout_records(game: str, options: dict[str, Any], seed: int, match_id: str,
                            players: tuple[str, str] = ("alice", "bob"), start_ms: int = DEFAULT_START_MS,
-                           step_ms: int = 1000, max_records: int = 5000) -> Iterator[tuple[bytes, Step]]:
-    """Create a match and play random legal actions until it ends; yields (record, step)."""
+                           step_ms: int = 1000, max_records: int = 5000,
+                           clock: Optional[dict[str, float]] = None) -> Iterator[tuple[bytes, Step]]:
+    """Create a match (with `clock`, e.g. {"initial_s": 600, "increment_s": 5}, when given) and
+    play random legal actions until it ends; yields (record, step)."""
     rng = random.Random(seed)
     replayer = Replayer()
     create = {"type": "create", "game": game, "seats": list(players), "options": options}
+    if clock is not None:
+        create["clock"] = clock
     for n in range(max_records):
         if n == 0:
             player, action = players[0], create

@@ -11,6 +11,21 @@ RejectionCode = Literal[
     "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
     "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
 ]
+# What each rejection code means (CONTRACT.md); the keys are exactly RejectionCode's values.
+REJECTION_MEANINGS = {
+    "malformed": "not a usable move record: not JSON, not an object, an unknown or ill-typed field, an unknown "
+                 "action type, a key that is not the match_id, or a record off its match's home partition",
+    "too_large": f"the record is larger than {MAX_RECORD_BYTES // 1024} KiB",
+    "unknown_match": "no match with this match_id exists (create it first)",
+    "match_exists": "a create for a match_id that already exists",
+    "stale": "expected_seq is given and differs from the match's seq",
+    "not_seated": "the player holds no seat in this match",
+    "already_seated": "a join by a player who already holds a seat",
+    "not_your_turn": "the player is seated but not to move",
+    "illegal": "the rules refuse the action (the message says which rule)",
+    "match_over": "the match has ended; it takes no more actions",
+    "not_timed_out": "claim_timeout while the seat to move still has time, or before the match has started",
+}
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
 GAME_NAMES = get_args(GameName)
 

@@ -25,6 +25,21 @@ def game_models(game: str, kind: str) -> tuple[type[BaseModel], ...]:
     return getattr(game_schema(game), f"{game.upper()}_{kind}")
 
 
+def view_model(game: str) -> type[BaseModel]:
+    """The model of the game's public view (`<GAME>_VIEW`): lifecycle keys and the game's own."""
+    return getattr(game_schema(game), f"{game.upper()}_VIEW")
+
+
+def outcome_model(game: str) -> type[BaseModel]:
+    """The game's outcome model (`<GAME>_OUTCOME`: its reasons and scores typed)."""
+    return getattr(game_schema(game), f"{game.upper()}_OUTCOME")
+
+
+def title(game: str) -> str:
+    """The game's name as model names spell it: mind_ninja -> MindNinja."""
+    return "".join(part.capitalize() for part in game.split("_"))
+
+
 def event_model(game: str, event_type: str) -> type[BaseModel]:
     """The model of one event type of a game (lifecycle events included)."""
     for model in (*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")):

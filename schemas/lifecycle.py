@@ -46,8 +46,14 @@ class ClaimTimeout(Action):
 LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout)
 
 
+# Why a match ended when the lifecycle ended it; each game adds its own reasons.
+LifecycleEndReason = Literal["resign", "timeout", "aborted"]
+
+
 class Outcome(Strict):
-    winner: Optional[Seat]
+    """How a match ended: each game's schema types `reason` and `scores` (e.g. `StrandsOutcome`)."""
+
+    winner: Optional[Seat] = Field(description="the winning seat; null for a draw or an aborted match")
     reason: str
     scores: Any = None
 

@@ -12,6 +12,8 @@ from typing import Annotated, Literal, Optional
 from pydantic import Field, StringConstraints
 
 from .base import Action, Event, Seat, Strict
+from .lifecycle import LifecycleEndReason, Outcome
+from .views import MatchView
 
 Square = Annotated[str, StringConstraints(pattern=r"^[a-f][1-6]$")]
 
@@ -75,3 +77,31 @@ class TurnPassed(Event):
 
 
 MANA_EVENTS = (DaimyoPlaced, PieceMoved, RoninDropped, TurnPassed)
+
+
+# --- the public view ----------------------------------------------------------------------------
+class ManaOutcome(Outcome):
+    reason: Literal[LifecycleEndReason, "daimyo_captured", "double_pass", "ply_limit"]
+    scores: None = Field(description="Mana keeps no score")
+
+
+class ManaView(MatchView):
+    """`board` and `marks` are one character per square, a1..f1, a2..f2, ..., a6..f6."""
+
+    game: Literal["mana"]
+    outcome: Optional[ManaOutcome]
+    board: str = Field(pattern=r"^[.DRdr]{36}$", description="'.' empty; D/R Black's Daimyo/Ronin, d/r White's")
+    marks: str = Field(pattern=r"^[123]{36}$", description="the mark count (1-3) of every square (fixed)")
+    bird: Optional[Square] = Field(description="the bird's square; null when it is off the board")
+    mana: Optional[int] = Field(ge=1, le=3, description="the mark count of the bird's square: the mana; null without bird")
+    reserves: list[int] = Field(min_length=2, max_length=2, description="captured Ronin each seat may drop")
+    phase: Literal["setup", "play", "over"]
+    ply: int = Field(ge=0, description="moves and drops so far")
+    max_plies: int = Field(ge=1)
+    bird_blocks: bool
+    disobey: Optional[bool] = Field(description="whether the seat to move is free of the mana; null outside play")
+    passes: int = Field(ge=0, description="passes in a row")
+
+
+MANA_VIEW = ManaView
+MANA_OUTCOME = ManaOutcome

@@ -7,11 +7,13 @@ action models here only fix the JSON types.
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional, Union
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr, StringConstraints
 
 from .base import Action, Event, Seat, Strict
+from .lifecycle import LifecycleEndReason, Outcome
+from .views import VIEW_CONFIG, MatchView, ViewPart
 
 SALT_PATTERN = r"^[0-9a-fA-F]{16,128}$"
 COMMITMENT_PATTERN = r"^[0-9a-f]{64}$"
@@ -148,3 +150,68 @@ class RoundForfeited(Event):
 
 MASTERMIND_EVENTS = (RoundStarted, SecretCommitted, Guessed, FeedbackGiven, SecretRevealed, RoundScored, IndicationError,
                      RoundForfeited)
+
+
+# --- the public view ----------------------------------------------------------------------------
+# In a view a code is a string of colour digits ("0123"), not a list as in actions and events.
+CodeText = Annotated[str, StringConstraints(pattern=r"^[0-9]{2,8}$")]
+
+
+class MastermindOutcome(Outcome):
+    reason: Literal[LifecycleEndReason, "lowest_total", "draw", "indication_errors"]
+    scores: list[int] = Field(min_length=2, max_length=2, description="totals per seat, penalties included")
+
+
+class MastermindOptionsView(MastermindOptions):
+    """The options in a view: every one present."""
+
+    model_config = VIEW_CONFIG
+
+
+class ScoredTry(ViewPart):
+    round: int = Field(ge=1)
+    attempt: int = Field(ge=1)
+    codemaker: Seat
+    commitment: str = Field(pattern=COMMITMENT_PATTERN)
+    code: CodeText = Field(description="the revealed code")
+    salt: str = Field(pattern=SALT_PATTERN)
+    points: int = Field(ge=0, description="the codebreaker's points")
+
+
+class FailedTry(ViewPart):
+    """A try that ended in an indication error (replayed as the next attempt)."""
+
+    round: int = Field(ge=1)
+    attempt: int = Field(ge=1)
+    codemaker: Seat
+    commitment: str = Field(pattern=COMMITMENT_PATTERN)
+    code: CodeText = Field(description="the revealed code")
+    salt: str = Field(pattern=SALT_PATTERN)
+    error: Literal["bad_commitment", "wrong_feedback"]
+    wrong_rows: list[int] = Field(description="rows whose feedback was wrong ([] for bad_commitment)")
+
+
+Row = tuple[CodeText, Optional[int], Optional[int]]
+
+
+class MastermindView(MatchView):
+    """The running try's rows and the finished tries; never the running secret."""
+
+    game: Literal["mastermind"]
+    outcome: Optional[MastermindOutcome]
+    options: MastermindOptionsView
+    round: int = Field(ge=1)
+    attempt: int = Field(ge=1)
+    phase: Literal["code", "guess", "feedback", "reveal", "scoring", "over"]
+    codemaker: Seat
+    codebreaker: Seat
+    commitment: Optional[str] = Field(pattern=COMMITMENT_PATTERN, description="of the running try, once committed")
+    rows: list[Row] = Field(description="[guess code, black, white] per row of the running try; a guess awaiting "
+                                        "manual feedback is last, with null black and white")
+    totals: list[int] = Field(min_length=2, max_length=2, description="points per seat, penalties included")
+    penalties: list[int] = Field(min_length=2, max_length=2)
+    tries: list[Union[ScoredTry, FailedTry]] = Field(description="every finished try, in order")
+
+
+MASTERMIND_VIEW = MastermindView
+MASTERMIND_OUTCOME = MastermindOutcome

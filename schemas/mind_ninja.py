@@ -24,6 +24,8 @@ from typing import Any, Literal, Optional
 from pydantic import Field, StrictInt
 
 from .base import Action, Axial, Event, Seat, Strict
+from .lifecycle import LifecycleEndReason, Outcome
+from .views import VIEW_CONFIG, MatchView
 
 Color = Literal["red", "blue"]
 Role = Literal["builder", "blocker"]
@@ -148,9 +150,40 @@ MIND_NINJA_EVENTS = (BidMade, BiddingClosed, PatternChosen, StonesSetUp, SetupEn
 
 
 class MindNinjaScores(Strict):
-    """`match_ended.scores` of a Mind Ninja match (documentation; the lifecycle carries it as is)."""
+    """`match_ended.scores` of a Mind Ninja match, and of its outcome in views and outcome records."""
+
+    model_config = VIEW_CONFIG
 
     pattern: str
     builder: Seat
     blocker: Seat
     cells: Optional[list[Axial]] = None
+
+
+# --- the public view ----------------------------------------------------------------------------
+class MindNinjaOutcome(Outcome):
+    reason: Literal[LifecycleEndReason, "pattern_formed", "board_full"]
+    scores: Optional[MindNinjaScores] = Field(description="null when the lifecycle ended the match (resign, ...)")
+
+
+class MindNinjaView(MatchView):
+    """`board` is one character per cell in canonical order: '.' empty, 'R' red, 'B' blue."""
+
+    game: Literal["mind_ninja"]
+    outcome: Optional[MindNinjaOutcome]
+    side: int = Field(ge=3, le=10)
+    phase: Literal["bidding", "pattern", "setup", "roles", "play", "over"]
+    bids: list[tuple[Seat, int]] = Field(description="[seat, value] of every bid, in order")
+    high_bid: Optional[int] = Field(ge=0, description="the last bid; null before the first")
+    chooser: Optional[Seat] = Field(description="the seat that passed (it chooses the role)")
+    inventor: Optional[Seat] = Field(description="the seat that invents the pattern and sets up")
+    free_moves: int = Field(ge=0)
+    free_pending: bool = Field(description="the chooser may now place a free stone or decline it")
+    pattern: Optional[NormalisedPattern]
+    builder: Optional[Seat]
+    blocker: Optional[Seat]
+    board: str = Field(pattern=r"^[.RB]+$")
+
+
+MIND_NINJA_VIEW = MindNinjaView
+MIND_NINJA_OUTCOME = MindNinjaOutcome

@@ -1,12 +1,24 @@
 """The records on plylog's topics (see CONTRACT.md)."""
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import Field, StrictInt
+from pydantic import BaseModel, Field, StrictInt
 
-from .base import EventId, Version, GameName, MatchId, PlayerId, RejectionCode, Strict, Timestamp
-from .lifecycle import Outcome
+from .base import GAME_NAMES, EventId, GameName, MatchId, PlayerId, RejectionCode, Strict, Timestamp, Version
+from .catalog import game_models, view_model
+from .lifecycle import LIFECYCLE_EVENTS, Outcome
+
+
+def tagged_union(models: tuple[type[BaseModel], ...], tag: str) -> Any:
+    """One of `models`, told apart by the value of their `tag` field (a JSON Schema `oneOf`)."""
+    return Annotated[Union[models], Field(discriminator=tag)]  # type: ignore[valid-type]
+
+
+# Any game's public view, by its `game`; any public event of any game, by its `type`
+# (event types are unique across the games).
+AnyView = tagged_union(tuple(view_model(game) for game in GAME_NAMES), "game")
+AnyEvent = tagged_union((*LIFECYCLE_EVENTS, *(m for game in GAME_NAMES for m in game_models(game, "EVENTS"))), "type")
 
 
 class MoveRecord(Strict):
@@ -45,8 +57,11 @@ class ResultRecord(Strict):
     status: Literal["accepted", "rejected"]
     seq: int = Field(ge=0)
     duplicate: bool = False
-    events: list[dict[str, Any]]
-    view: Optional[dict[str, Any]]
+    events: list[AnyEvent] = Field(description="the public events the move produced, in order; [] unless accepted "
+                                                "and not a duplicate")
+    view: Optional[AnyView] = Field(description="the match's public view after the result, its `game` selects "
+                                                "the schema; null when the match does not exist or the record "
+                                                "could not be read")
     at: Optional[str]
     source: Optional[Source] = None
     reason: Optional[Reason] = None

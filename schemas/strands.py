@@ -6,6 +6,8 @@ from typing import Literal, Optional, Union
 from pydantic import Field, StrictInt
 
 from .base import Action, Axial, Event, Seat, Strict
+from .lifecycle import LifecycleEndReason, Outcome
+from .views import MatchView, ViewPart
 
 
 class CustomLayout(Strict):
@@ -39,3 +41,38 @@ class StonesPlaced(Event):
 
 
 STRANDS_EVENTS = (StonesPlaced,)
+
+
+# --- the public view ----------------------------------------------------------------------------
+class StrandsGroups(ViewPart):
+    """Group sizes per colour, descending (also the scores of a Strands outcome)."""
+
+    black: list[int]
+    white: list[int]
+
+
+class StrandsOutcome(Outcome):
+    reason: Literal[LifecycleEndReason, "largest_group"]
+    scores: StrandsGroups
+
+
+class LayoutView(ViewPart):
+    id: str = Field(description="the layout id, or custom")
+    side: int = Field(ge=2, le=12)
+    rows: list[str] = Field(description="2*side-1 rows of cell numbers (digits 1-6) in canonical order")
+
+
+class StrandsView(MatchView):
+    """`board` is one character per cell in canonical order: '.' empty, 'B' black, 'W' white."""
+
+    game: Literal["strands"]
+    outcome: Optional[StrandsOutcome]
+    layout: LayoutView
+    placement: Literal["up_to", "exact"]
+    board: str = Field(pattern=r"^[.BW]+$")
+    turn: int = Field(ge=0, description="placements made so far")
+    groups: StrandsGroups
+
+
+STRANDS_VIEW = StrandsView
+STRANDS_OUTCOME = StrandsOutcome

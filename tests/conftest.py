@@ -291,6 +291,10 @@ def redis_client(redis_db_url):
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
+    from tests import schema_check
+
+    for line in schema_check.summary_lines():
+        terminalreporter.write_line(line)
     if _resolver is None or not _resolver.found:
         return
     for name, src in sorted(_resolver.found.items()):

@@ -20,6 +20,7 @@ from services.cli._errors import CliError
 COMMAND_MODULES = [
     "services.cli.stack",        # up, down, status, setup
     "services.cli.replay",       # replay
+    "services.cli.export",       # export
     "services.cli.schemas_cmd",  # schemas export
     "services.cli.workers",      # worker rules|projector
     "services.cli.audit",        # audit

@@ -15,6 +15,7 @@ import redis
 
 from bench.procs import Service
 from services.cli._api import parse_sse
+from tests.schema_check import check_result
 from services.cli._proc import free_port
 from services.common import kafka_admin
 from services.common.redis_keys import Keys
@@ -120,6 +121,7 @@ class StreamReader:
     match_id: str
     last_event_id: Optional[int] = None
     stop_after: Optional[int] = None  # close after this many `result` events
+    validate: bool = True  # check each result against schemas/json/ (off for a test's synthetic records)
     results: list[tuple[str, dict[str, Any], Optional[str]]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
     error: Optional[BaseException] = None
@@ -145,6 +147,8 @@ class StreamReader:
                               timeout=httpx.Timeout(10, read=60)) as response:
                 assert response.status_code == 200, response.read()
                 for event, data, event_id in parse_sse(self._lines(response)):
+                    if self.validate and event in ("result", "rejected"):
+                        check_result(data, kind="sse")
                     self.results.append((event, data, event_id))
                     accepted = sum(1 for e, _, _ in self.results if e == "result")
                     if self.stop_after is not None and accepted >= self.stop_after or self._stop.is_set():

@@ -20,6 +20,8 @@ from games.match import render
 from services.cli._api import PublicPosition
 from services.common.moves_log import fold_match_from_topic
 
+from tests.schema_check import check, check_result
+
 from .gateway_stack import StreamReader, auth
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -36,14 +38,17 @@ FINISHED: dict[str, str] = {}  # game -> a match played to its end in this modul
 def create(stack, game: str, seats=("ann", "ben"), **extra: Any) -> dict[str, Any]:
     answer = stack.http.post("/v1/matches", json={"game": game, "seats": list(seats), "options": GAMES[game], **extra})
     assert answer.status_code == 201, answer.text
+    check("view", answer.json()["view"], game=game)
     return answer.json()
 
 
-def act(stack, match_id: str, token: str, action: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def act(stack, match_id: str, token: str, action: dict[str, Any], validate: bool = True, **extra: Any) -> dict[str, Any]:
+    """POST an action with wait=true: the result record (validated against schemas/json/ unless
+    `validate` is false, for timing)."""
     answer = stack.http.post(f"/v1/matches/{match_id}/actions", params={"wait": "true"},
                              json={"action": action, **extra}, headers=auth(token))
     assert answer.status_code == 200, f"{answer.status_code} {answer.text}\n{stack.logs()}"
-    return answer.json()
+    return check_result(answer.json()) if validate else answer.json()
 
 
 def legal(stack, match_id: str, token: str) -> dict[str, Any]:
@@ -237,7 +242,7 @@ def test_throughput_and_latency_of_actions_with_wait(stack):
                 seat = state.to_move()[0]
                 action = get_game("strands").random_action(state.board, seat, rng)
                 started = time.perf_counter()
-                result = act(stack, match["match_id"], match["tokens"][seat], action)
+                result = act(stack, match["match_id"], match["tokens"][seat], action, validate=False)
                 local.append(time.perf_counter() - started)
                 assert result["status"] == "accepted", result
                 position.apply(result)

@@ -14,6 +14,7 @@ from kafka import KafkaProducer
 from bench.procs import Service
 from services.common.moves_log import read_topic
 from services.common.settings import Topics
+from tests.schema_check import check_topic_records
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,10 +60,14 @@ def produce(bootstrap: str, topic: str, records: Iterable[tuple[Optional[bytes],
 
 
 def answered_sources(bootstrap: str, topics: Topics) -> set[tuple[int, int]]:
-    """(partition, offset) of every move record that has a result or a dead letter."""
-    sources = (orjson.loads(r.value)["source"] for r in read_topic(bootstrap, topics.results))
+    """(partition, offset) of every move record that has a result or a dead letter (the records
+    read are validated against schemas/json/, a bounded number per topic: tests/schema_check.py)."""
+    results, letters = read_topic(bootstrap, topics.results), read_topic(bootstrap, topics.deadletter)
+    check_topic_records("result", topics.results, results)
+    check_topic_records("dead_letter", topics.deadletter, letters)
+    sources = (orjson.loads(r.value)["source"] for r in results)
     done = {(s["partition"], s["offset"]) for s in sources}
-    done |= {(d["partition"], d["offset"]) for d in (orjson.loads(r.value) for r in read_topic(bootstrap, topics.deadletter))}
+    done |= {(d["partition"], d["offset"]) for d in (orjson.loads(r.value) for r in letters)}
     return done
 
 
