@@ -35,10 +35,8 @@ EventId = Annotated[str, StringConstraints(pattern=EVENT_ID_PATTERN)]
 MatchId = Annotated[str, StringConstraints(pattern=MATCH_ID_PATTERN)]
 PlayerId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 # RFC 3339 in UTC: 'Z' or a zero offset, optional fraction of a second.
-Timestamp = Annotated[
-    str,
-    StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|z|\+00:00|-00:00)$"),
-]
+TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|z|\+00:00|-00:00)$"
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP_PATTERN)]
 # Integers on the wire are JSON integers: never a boolean (`true` is not 1) nor a string ("1").
 Seat = Annotated[StrictInt, Field(ge=0, le=1)]
 Axial = tuple[StrictInt, StrictInt]

@@ -51,10 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plylog projector: Redis at {settings.redis_url} does not answer: {error}\n"
               f"  is it up? (`plylog status`, `plylog up`)", file=sys.stderr)
         return 2
-    ready = os.environ.get("PLYLOG_READY_FILE")
+    ready, data_dir = os.environ.get("PLYLOG_READY_FILE"), os.environ.get("PLYLOG_DATA_DIR")
     projection = Projection(Store(client, keys, args.consumer), topics, publish=not args.no_publish)
     run_group(projection, settings.kafka_bootstrap, args.group or f"{topics.prefix}{args.consumer}", args.name,
-              batch=args.batch, ready_file=Path(ready) if ready else None)
+              batch=args.batch, ready_file=Path(ready) if ready else None,
+              metrics_file=Path(data_dir) / "metrics.json" if data_dir else None)
     return 0
 
 

@@ -13,6 +13,7 @@ runs the commands in one atomic script together with the new consumer offsets.
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -22,6 +23,7 @@ from typing import Any, Iterable, Optional
 import orjson
 
 from games.timeutil import to_ms
+from schemas.base import GAME_NAMES, MATCH_ID_PATTERN, TIMESTAMP_PATTERN
 from services.common.redis_keys import Keys
 
 from .glicko2 import NEW_PLAYER, Rating, rate_match
@@ -31,6 +33,8 @@ log = logging.getLogger("plylog.projector")
 LIFECYCLE_EVENTS = frozenset({"match_created", "seat_joined", "match_started", "match_ended"})
 RECENT_LIMIT = 1000  # finished matches kept in each `matches:...recent` list (the latest by ended time)
 LIST_OF_STATUS = {"waiting": "open", "active": "active", "over": "recent"}
+_MATCH_ID = re.compile(MATCH_ID_PATTERN)
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 Command = tuple[Any, ...]
 
 
@@ -124,18 +128,45 @@ def decode(records: Iterable[Consumed], outcomes_topic: str) -> list[Item]:
 
 
 def _result_problem(data: Any) -> str:
+    """Why a result cannot be applied (empty when it can): every field planning reads is checked
+    here, so that a record nobody here wrote can neither raise while planning nor put a value
+    Redis refuses into the batch's script (which would fail the whole batch again and again)."""
     if not isinstance(data, dict):
         return "not a JSON object"
-    if data.get("status") not in ("accepted", "rejected") or not isinstance(data.get("seq"), int):
+    if data.get("status") not in ("accepted", "rejected") or not _is_int(data.get("seq")):
         return "no status accepted|rejected and integer seq"
-    if data["status"] == "accepted" and not data.get("duplicate"):
-        view = data.get("view")
-        if not isinstance(data.get("match_id"), str) or not isinstance(data.get("at"), str) \
-                or not isinstance(data.get("events"), list):
-            return "an accepted result needs match_id, at and events"
-        if not isinstance(view, dict) or not isinstance(view.get("game"), str) \
-                or view.get("status") not in LIST_OF_STATUS:
-            return "an accepted result needs a view with game and status"
+    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]):
+        return "match_id is not a match id" if data["status"] == "accepted" else ""
+    if data["status"] != "accepted" or data.get("duplicate"):
+        return ""
+    for name in ("event_id", "player"):
+        if not isinstance(data.get(name), str):
+            return f"an accepted result needs a string {name}"
+    if not _is_time(data.get("at")) or not isinstance(data.get("events"), list) \
+            or not all(isinstance(e, dict) for e in data["events"]):
+        return "an accepted result needs an RFC 3339 at and a list of event objects"
+    return _view_problem(data.get("view"))
+
+
+def _view_problem(view: Any) -> str:
+    if not isinstance(view, dict) or view.get("game") not in GAME_NAMES or view.get("status") not in LIST_OF_STATUS:
+        return "an accepted result needs a view with a known game and a status"
+    seats = view.get("seats")
+    if not isinstance(seats, list) or len(seats) != 2 or not all(p is None or isinstance(p, str) for p in seats):
+        return "view.seats must be two player ids or nulls"
+    for name in ("created_at", "started_at", "ended_at"):
+        if view.get(name) is not None and not _is_time(view[name]):
+            return f"view.{name} must be an RFC 3339 time or null"
+    if view.get("outcome") is not None and not isinstance(view["outcome"], dict):
+        return "view.outcome must be an object or null"
+    to_move, clock = view.get("to_move"), view.get("clock")
+    if not isinstance(to_move, list) or not all(seat in (0, 1) and _is_int(seat) for seat in to_move):
+        return "view.to_move must be a list of seats"
+    if clock is not None:
+        remaining = clock.get("remaining_ms") if isinstance(clock, dict) else None
+        if not isinstance(remaining, list) or len(remaining) != 2 or not all(_is_int(r) for r in remaining) \
+                or not (clock.get("since_ms") is None or _is_int(clock["since_ms"])):
+            return "view.clock must be null or {remaining_ms: [int, int], since_ms: int|null, ...}"
     return ""
 
 
@@ -143,12 +174,28 @@ def _outcome_problem(data: Any) -> str:
     if not isinstance(data, dict):
         return "not a JSON object"
     players, outcome = data.get("players"), data.get("outcome")
-    if not isinstance(data.get("match_id"), str) or not isinstance(data.get("game"), str):
-        return "no match_id and game"
-    if not isinstance(players, list) or len(players) != 2 or not isinstance(outcome, dict) \
-            or outcome.get("winner") not in (0, 1, None):
+    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]) \
+            or data.get("game") not in GAME_NAMES:
+        return "no match id and known game"
+    if not isinstance(players, list) or len(players) != 2 or not all(p is None or isinstance(p, str) for p in players) \
+            or not isinstance(outcome, dict) or outcome.get("winner") not in (0, 1, None) \
+            or isinstance(outcome.get("winner"), bool):
         return "needs two players and an outcome with winner 0, 1 or null"
     return ""
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_time(value: Any) -> bool:
+    if not isinstance(value, str) or not _TIMESTAMP.match(value):
+        return False
+    try:
+        to_ms(value)
+    except ValueError:
+        return False
+    return True
 
 
 def fresh(data: dict) -> bool:
@@ -190,7 +237,7 @@ def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) 
         if kind != "unreadable":
             try:
                 verdict = (_apply_result if kind == "result" else _apply_outcome)(writes, item.data, known, keys)
-            except (KeyError, TypeError, ValueError, IndexError) as error:  # a record we cannot use
+            except Exception as error:  # noqa: BLE001 - a record we cannot use: skip it, never stop on it
                 item = Item(item.consumed, "unreadable", why=f"{type(error).__name__}: {error}")
             else:
                 counts[verdict] += 1

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
+import orjson
 import redis
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
@@ -34,6 +35,11 @@ from .store import Conflict, Store, offset_field
 log = logging.getLogger("plylog.projector")
 
 DEFAULT_BATCH = 2000
+
+
+def _tp_of(field: str) -> TopicPartition:
+    topic, _, partition = field.rpartition(":")
+    return TopicPartition(topic, int(partition))
 
 
 class ProjectionMoved(RuntimeError):
@@ -49,6 +55,10 @@ class Totals:
 
     def rate(self) -> float:
         return self.records / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict:
+        return {"records": self.records, "batches": self.batches, "batch_seconds_total": round(self.seconds, 6),
+                **{name: self.counts[name] for name in sorted(self.counts)}}
 
 
 class Projection:
@@ -78,7 +88,6 @@ class Projection:
         Conflict when the stored offsets were not ours (nothing written: re-own and seek)."""
         started = time.perf_counter()
         records: list[Consumed] = []
-        advances: dict[str, tuple[Optional[int], int]] = {}
         for tp, messages in polled.items():
             if tp not in self.positions:
                 continue  # revoked since it was fetched
@@ -87,23 +96,50 @@ class Projection:
             if fresh and expected is not None and fresh[0].offset > expected:
                 log.warning("%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
                             tp.topic, tp.partition, fresh[0].offset, expected)
-            if fresh:
-                records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
-                advances[offset_field(tp.topic, tp.partition)] = (expected, fresh[-1].offset + 1)
+            records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
         if not records:
             return None
+        counts, commands, conflict = self._apply_records(records)
+        if conflict is None:
+            self._count(len(records), counts, commands, time.perf_counter() - started)
+        return conflict
+
+    def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Optional[Conflict]]:
+        """Plan and apply `records` with their offsets: (counts, commands run, conflict or None).
+        If Redis refuses the script's data (it validates nothing of ours; planning should have
+        caught it), the records are applied in halves, down to the one that fails, which is
+        skipped (its offset is stored, nothing else) and counted: one bad record never wedges."""
         items = decode(records, self.topics.outcomes)
         batch = plan(items, self.store.read_known(needs(items)), self.store.keys, self.publish)
-        conflict = self.store.apply(batch.commands, advances)
-        if conflict is not None:
-            return conflict
-        for tp in polled:
-            name = offset_field(tp.topic, tp.partition)
-            if name in advances:
-                self.positions[tp] = advances[name][1]
-        took = time.perf_counter() - started
-        self._count(len(records), batch.counts, len(batch.commands), took)
-        return None
+        advances = self._advances(records)
+        try:
+            conflict = self.store.apply(batch.commands, advances)
+        except (redis.DataError, redis.ResponseError) as error:
+            if len(records) > 1:
+                middle = len(records) // 2
+                first = self._apply_records(records[:middle])
+                if first[2] is not None:
+                    return first
+                second = self._apply_records(records[middle:])
+                return first[0] + second[0], first[1] + second[1], second[2]
+            c = records[0]
+            log.warning("skipping %s[%d]@%d: Redis refused what it gives (%s: %s)", c.topic, c.partition, c.offset,
+                        type(error).__name__, error)
+            batch.counts = Counter({"skipped": 1})
+            conflict = self.store.apply([], advances)
+        if conflict is None:
+            for name, (_, new) in advances.items():
+                self.positions[_tp_of(name)] = new
+        return batch.counts, len(batch.commands), conflict
+
+    def _advances(self, records: list[Consumed]) -> dict[str, tuple[Optional[int], int]]:
+        """field -> (stored next offset expected, next offset after `records`), per partition."""
+        advances: dict[str, tuple[Optional[int], int]] = {}
+        for c in records:
+            name = offset_field(c.topic, c.partition)
+            expected = advances[name][0] if name in advances else self.positions[TopicPartition(c.topic, c.partition)]
+            advances[name] = (expected, c.offset + 1)
+        return advances
 
     def _count(self, records: int, counts: Counter, commands: int, took: float) -> None:
         t = self.totals
@@ -112,10 +148,10 @@ class Projection:
         t.seconds += took
         t.counts.update(counts)
         log.info("batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
-                 "(%d rated, %d unrated, %d repeated), %d unreadable -> %d commands in %.1f ms",
+                 "(%d rated, %d unrated, %d repeated), %d unreadable, %d skipped -> %d commands in %.1f ms",
                  t.batches, counts["result"], counts["applied"], counts["stale"], counts["duplicates"],
                  counts["rejected"], counts["outcome"], counts["rated"], counts["unrated"],
-                 counts["outcomes_repeated"], counts["unreadable"], commands, took * 1000)
+                 counts["outcomes_repeated"], counts["unreadable"], counts["skipped"], commands, took * 1000)
 
 
 def _seek(consumer: KafkaConsumer, positions: dict[TopicPartition, Optional[int]]) -> None:
@@ -155,9 +191,14 @@ def consumer_config(bootstrap: str, batch: int) -> dict:
                 max_partition_fetch_bytes=16 * 1024 * 1024, fetch_max_wait_ms=50)
 
 
+METRICS_EVERY_S = 5.0
+
+
 def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
-              batch: int = DEFAULT_BATCH, ready_file: Optional[Path] = None) -> None:
-    """Consume as a member of `group` until SIGTERM/SIGINT."""
+              batch: int = DEFAULT_BATCH, ready_file: Optional[Path] = None,
+              metrics_file: Optional[Path] = None) -> None:
+    """Consume as a member of `group` until SIGTERM/SIGINT; write the running totals (records,
+    applied, unreadable and skipped ones, ...) to `metrics_file` every few seconds."""
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -173,11 +214,15 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
     consumer.subscribe([topics.results, topics.outcomes],
                        listener=_SeekToStoredOffsets(projection, consumer, mark_ready))
     log.info("consuming %s and %s as %s in group %s", topics.results, topics.outcomes, instance, group)
+    written = 0.0
     try:
         while not stopping:
             polled = consumer.poll(timeout_ms=500, max_records=batch)
             if polled:
                 _apply_or_resync(projection, consumer, polled)
+            if metrics_file is not None and time.monotonic() - written > METRICS_EVERY_S:
+                metrics_file.write_bytes(orjson.dumps({"worker": instance, **projection.totals.as_dict()}))
+                written = time.monotonic()
     finally:
         consumer.close(autocommit=False)
         t = projection.totals

@@ -312,3 +312,37 @@ def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bo
 def last_assignment(proj: Service) -> set[str]:
     lines = re.findall(r"assigned partitions: (.*)", proj.log_text())
     return {part.split("@")[0] for part in lines[-1].split(", ")} - {"none"} if lines else set()
+
+
+def test_results_the_projector_cannot_apply_are_skipped_counted_and_never_wedge_it(kafka_bootstrap, contract_topics,
+                                                                                  redis_db_url, redis_client, tmp_path):
+    """Whoever may write plylog.results can write anything: `view.started_at: true` (Redis refuses
+    it), `"clock": [1]` (planning raised), garbage. The projector logs and skips each, counts them,
+    applies the good results around them, and a restart does not meet them again."""
+    topics, keys = contract_topics(partitions=1), Keys("poison:")
+    create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": "small-4"}}
+    replayer = Replayer()
+    good = [orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", create, 0)).result)),
+            orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1)).result))]
+    poison = [{**good[1], "view": {**good[1]["view"], "started_at": True}},
+              {**good[1], "view": {**good[1]["view"], "clock": [1]}}, {"status": "accepted", "seq": True}]
+    records = [(0, "m1", orjson.dumps(r)) for r in [good[0], *poison, good[1]]] + [(0, "x", b"\xff not json")]
+    proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix).start()
+    try:
+        proj.wait_ready()
+        send(kafka_bootstrap, topics.results, records)
+        wait_until_projected(redis_client, keys, kafka_bootstrap, topics, workers=[proj])
+        assert redis_client.hget(keys.match("m1"), "seq") == b"2" and proj.alive
+        metrics = tmp_path / "data" / proj.name / "metrics.json"
+        deadline = time.monotonic() + 20
+        while not (metrics.exists() and orjson.loads(metrics.read_bytes()).get("records") == len(records)):
+            assert time.monotonic() < deadline, proj.tail()
+            time.sleep(0.5)
+        assert orjson.loads(metrics.read_bytes())["unreadable"] == 4
+        proj.kill()
+        proj.start().wait_ready()
+        time.sleep(2)
+        assert proj.alive and "skipping unreadable" not in proj.log.read_text()
+    finally:
+        proj.stop()
+    assert "skipping unreadable record" in proj.log_text()

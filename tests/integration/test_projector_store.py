@@ -70,3 +70,27 @@ def test_the_dump_is_canonical_and_prefix_free(redis_client):
     redis_client.set("a:ratelimit:p", "1")
     assert dump(redis_client, Keys("a:")) == {"h": ["hash", {"a": "1", "b": "2"}], "s": ["set", ["x", "y"]],
                                               "z": ["zset", [["m0", 0.0], ["m1", 1.5], ["m2", 1.5]]]}
+
+
+def test_a_record_redis_refuses_is_skipped_and_the_rest_of_its_batch_applied(redis_client, monkeypatch):
+    """Planning checks what records give; if a value Redis refuses got through anyway, the batch
+    is applied in halves and only the record that fails is skipped (its offset stored, counted)."""
+    from services.projector import plan as plan_module
+
+    keys = Keys("bisect:")
+    results = results_of_a_match()
+    real = plan_module.match_fields
+
+    def poisoned(result):
+        fields = real(result)
+        return {**fields, "status": True} if result["seq"] == 2 else fields  # redis-py refuses a bool
+
+    monkeypatch.setattr(plan_module, "match_fields", poisoned)
+    projection = Projection(Store(redis_client, keys, "projector"), TOPICS)
+    projection.own([RESULTS0])
+    assert projection.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1])]}) is None
+    assert projection.apply({RESULTS0: [Message(2, results[2])]}) is None
+    assert redis_client.hget(keys.offsets("projector"), f"{TOPICS.results}:0") == b"3"
+    assert redis_client.hget(keys.match("m1"), "seq") == b"3"
+    assert [orjson.loads(m)["seq"] for m in redis_client.zrange(keys.match_log("m1"), 0, -1)] == [1, 3]
+    assert projection.totals.counts["skipped"] == 1 and projection.totals.counts["applied"] == 2

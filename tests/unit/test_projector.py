@@ -52,9 +52,7 @@ def fold(raws: list[bytes]) -> tuple[list[bytes], list[bytes]]:
 
 
 def planned(records: list[Consumed], known: Known | None = None, publish: bool = True):
-    items = decode(records, "t.outcomes")
-    assert needs(items) is not None
-    return plan(items, known or Known(), KEYS, publish)
+    return plan(decode(records, "t.outcomes"), known or Known(), KEYS, publish)
 
 
 def by_name(commands, name: str) -> list[tuple]:
@@ -178,6 +176,31 @@ def test_unreadable_records_are_skipped_and_counted():
     assert all(c[1] != "p:match:m9" for c in batch.commands)
     outcomes = planned(consumed([b"{}", orjson.dumps({"match_id": "x", "game": "g", "players": ["a"]})], "t.outcomes"))
     assert outcomes.counts["unreadable"] == 2 and outcomes.commands == []
+
+
+@pytest.mark.parametrize("change", [
+    {"view.started_at": True}, {"view.clock": [1]}, {"view.clock": {"remaining_ms": [1, "2"], "since_ms": 0}},
+    {"view.seats": ["alice", 7]}, {"view.game": "chess"}, {"view.to_move": [True]}, {"seq": True},
+    {"match_id": "m1:log"}, {"at": "2026-99-99T00:00:00Z"}, {"events": ["match_created"]}, {"player": 5},
+])
+def test_a_result_with_a_field_planning_cannot_use_is_skipped_and_counted(change):
+    """Results on the topic may come from anyone who can write it: none may make planning raise
+    or put a value into the script Redis would refuse (that wedged the projector)."""
+    results, _ = fold(clocked_match()[:3])
+    bad = orjson.loads(results[2])
+    (field, value), = change.items()
+    *path, name = field.split(".")
+    (bad[path[0]] if path else bad)[name] = value
+    batch = planned(consumed([results[0], orjson.dumps(bad), results[1]]))
+    assert batch.counts["unreadable"] == 1 and batch.counts["applied"] == 2
+    assert all(not isinstance(arg, bool) for command in batch.commands for arg in command)
+
+
+def test_an_outcome_with_unusable_players_or_winner_is_skipped():
+    good = orjson.loads(outcome("a", 0))
+    for bad in ({**good, "players": ["alice", {"x": 1}]}, {**good, "outcome": {**good["outcome"], "winner": True}},
+                {**good, "game": "chess"}):
+        assert planned(consumed([orjson.dumps(bad)], topic="t.outcomes")).counts["unreadable"] == 1
 
 
 def test_deadline_is_the_earliest_running_seat_running_out():
