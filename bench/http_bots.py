@@ -26,12 +26,14 @@ class HttpTally:
     failures: list[str] = field(default_factory=list)
 
 
-async def play_match(client: httpx.AsyncClient, match: list[bytes], bot: int, deadline: float, tally: HttpTally) -> None:
+async def play_match(client: httpx.AsyncClient, operator_key: str, match: list[bytes], bot: int, deadline: float,
+                     tally: HttpTally) -> None:
     records = [orjson.loads(raw) for raw in match]
     create = records[0]["action"]
     players = [f"bench-{bot}-{seat}" for seat in range(len(create["seats"]))]
     seat_of = {name: seat for seat, name in enumerate(create["seats"])}
-    made = await client.post("/v1/matches", json={"game": create["game"], "seats": players, "options": create["options"]})
+    made = await client.post("/v1/matches", json={"game": create["game"], "seats": players, "options": create["options"]},
+                             headers={"Authorization": f"Bearer {operator_key}"})
     if made.status_code != 201:
         return _failed(tally, f"create: {made.status_code} {made.text[:200]}")
     tally.moves += 1
@@ -57,7 +59,7 @@ def _failed(tally: HttpTally, why: str) -> None:
         tally.failures.append(why)
 
 
-async def play(base_url: str, matches: Iterator[list[bytes]], bots: int, seconds: float,
+async def play(base_url: str, operator_key: str, matches: Iterator[list[bytes]], bots: int, seconds: float,
                on_tick=lambda fraction: None) -> tuple[HttpTally, float]:
     """`bots` bots as fast as the gateway answers for `seconds`; returns the tally and the time.
     Each bot has a client (one keep-alive connection) of its own: one pool shared by many
@@ -72,7 +74,7 @@ async def play(base_url: str, matches: Iterator[list[bytes]], bots: int, seconds
                 match = next(matches, None)
                 if match is None:
                     return
-                await play_match(client, match, number, deadline, tally)
+                await play_match(client, operator_key, match, number, deadline, tally)
 
     async def ticker() -> None:
         while time.perf_counter() < deadline:

@@ -298,8 +298,8 @@ async def http(ctx: Context) -> RunResult:
         with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
                       profile=ctx.profile("http")) as running:
             cpu_before = running.cpu_seconds()
-            tally, seconds = await http_bots.play(front.ready_url.rsplit("/", 1)[0], iter(pool), p.http_bots,
-                                                  p.http_seconds, ctx.step)
+            tally, seconds = await http_bots.play(front.ready_url.rsplit("/", 1)[0], front.env["PLYLOG_OPERATOR_KEY"],
+                                                  iter(pool), p.http_bots, p.http_seconds, ctx.step)
             cpu_after = running.cpu_seconds()
     if not tally.latencies_ms:
         raise RuntimeError(f"no HTTP action succeeded; first failures: {tally.failures}")

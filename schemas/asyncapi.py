@@ -71,7 +71,7 @@ def _info(site: Installation) -> dict[str, Any]:
             "these Kafka topics: they submit move records to the moves topic and read what the rules worker "
             "answers on the results, outcomes and dead-letter topics. This document is generated from the "
             "pydantic models in `schemas/` by `plylog schemas export` (the prose contract is CONTRACT.md; "
-            "`schemas/INTEGRATING.md` is the guide).\n\n"
+            "the README's 'Integrating' section is the guide).\n\n"
             "- Values are UTF-8 JSON objects; keys are the `match_id` as UTF-8 bytes (dead letters keep the key "
             "they came with).\n"
             f"- Topic names take a configurable prefix (PLYLOG_TOPIC_PREFIX, here `{site.prefix}`).\n"

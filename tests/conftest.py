@@ -253,8 +253,24 @@ def contract_topics(kafka_bootstrap, topic_prefix):
         return topics
 
     yield make
-    with contextlib.suppress(Exception):
-        kafka_admin.delete_topics(kafka_bootstrap, made)
+    try:
+        _audit_what_a_rules_worker_answered(kafka_bootstrap, {t.rsplit(".", 1)[0] + "." for t in made})
+    finally:
+        with contextlib.suppress(Exception):
+            kafka_admin.delete_topics(kafka_bootstrap, made)
+
+
+def _audit_what_a_rules_worker_answered(bootstrap: str, prefixes: set[str]) -> None:
+    """`plylog audit` of every prefix a rules worker ran on: the log, the results and the outcomes
+    agree, whatever the test did to them (bad input, crashes, pauses)."""
+    from services.cli.audit import audit
+    from tests.integration.harness import AUDITED
+
+    for prefix in sorted(prefixes & AUDITED):
+        AUDITED.discard(prefix)
+        report = audit(plysettings.Settings.from_env(kafka_bootstrap=bootstrap, topic_prefix=prefix))
+        if not report.ok:
+            pytest.fail(f"plylog audit of {prefix}* after the test: " + "; ".join(report.problems[:10]), pytrace=False)
 
 
 _REDIS_DBS = itertools.cycle(range(1, 16))   # DB 0 is left to `make run`'s services

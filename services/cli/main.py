@@ -25,7 +25,7 @@ COMMAND_MODULES = [
     "services.cli.workers",      # worker rules|projector
     "services.cli.audit",        # audit
     "services.cli.projector_cmd",  # rebuild
-    "services.cli.play",         # new, join, act, show, watch, play, leaderboard (over HTTP)
+    "services.cli.play",         # login, whoami, new, join, tokens, act, show, watch, play, leaderboard (HTTP)
     "services.cli.bench_cmd",    # bench
 ]
 

@@ -12,6 +12,7 @@ from games.match import render
 
 from ._api import Api, PublicPosition
 from ._errors import CliError
+from ._identity import credential, save_identity
 from ._moves import help_for, parse
 
 
@@ -46,41 +47,80 @@ def _parse_clock(text: Optional[str]) -> Optional[dict[str, float]]:
         raise CliError(f"--clock {text!r} is not SECONDS[+INCREMENT]", "e.g. --clock 300+5") from None
 
 
+def login(name: str = typer.Argument(..., help="Your name: letters, digits, '_', '.', '-' (up to 40)."),
+          as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON.")) -> None:
+    """Make a guest identity on the gateway (NAME plus a random suffix, e.g. ann~k3f9xq) and keep its
+    token in $PLYLOG_HOME/identity.json: `new`, `join` and `tokens` then act as it."""
+    answer = _api().call("POST", "/v1/players", json={"name": name})
+    path = save_identity(answer["player"], answer["token"])
+    if as_json:
+        _print_json(answer)
+        return
+    typer.echo(f"you are {answer['player']} (token kept in {path}; others invite you by that id)")
+
+
+def whoami() -> None:
+    """The player (or operator) the CLI acts as, and where its credential comes from."""
+    cred = credential()
+    answer = _api().call("GET", "/v1/whoami", token=cred.token)
+    typer.echo(f"{answer['player']} ({answer['via']}, credential from {cred.source})")
+
+
 def new(
     game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
     option: list[str] = typer.Option([], "--option", "-o", help="A game option KEY=VALUE (JSON value or word); repeat."),
     seat: list[str] = typer.Option([], "--seat", "-s",
-                                   help="Player of seat 0, then seat 1; `-` leaves a seat open. Default: you vs open."),
+                                   help="Player of seat 0, then seat 1; `-` leaves a seat open, `me` is you. Another "
+                                        "player's seat is reserved for them (they join it), unless you are the "
+                                        "operator. Default: you vs an open seat."),
     clock: Optional[str] = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
-    """Create a match; prints its id and one seat token per named seat (keep them: they let you act)."""
+    """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
     import getpass
 
-    seats: list[Optional[str]] = [None if s == "-" else s for s in seat] or [getpass.getuser(), None]
+    cred = credential()
+    me = cred.player or (getpass.getuser() if cred.operator else _api().call("GET", "/v1/whoami", token=cred.token)["player"])
+    seats: list[Optional[str]] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, None]
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
     body = {"game": game, "seats": seats, "options": _parse_options(option)}
     if clock:
         body["clock"] = _parse_clock(clock)
-    answer = _api().call("POST", "/v1/matches", json=body)
+    answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)
     if as_json:
         _print_json(answer)
         return
-    typer.echo(f"match {answer['match_id']} ({game}) created")
-    for number, (player, token) in enumerate(zip(seats, answer.get("tokens", []))):
-        typer.echo(f"  seat {number}: {player or '(open: plylog join ' + answer['match_id'] + ' NAME)'}"
-                   + (f"\n    token {token}" if token else ""))
-    typer.echo(f"play: plylog play {answer['match_id']} --token TOKEN   watch: plylog watch {answer['match_id']}")
+    if answer.get("status") == "pending":
+        raise CliError("the create was written but not answered in time",
+                       f"`plylog tokens {answer['match_id']}` gives your tokens once it is created")
+    match_id = answer["match_id"]
+    typer.echo(f"match {match_id} ({game}) created")
+    invited = answer.get("invited") or [None, None]
+    for number, (player, token) in enumerate(zip(answer["seats"], answer.get("tokens", []))):
+        who = player or (f"reserved for {invited[number]} (they run `plylog join {match_id}`)" if invited[number]
+                         else f"open (`plylog join {match_id}`)")
+        typer.echo(f"  seat {number}: {who}" + (f"\n    token {token}" if token else ""))
+    typer.echo(f"play: plylog play {match_id} --token TOKEN   watch: plylog watch {match_id}")
 
 
 def join(match: str = typer.Argument(..., help="The match id."),
-         player: str = typer.Argument(..., help="Your player id.")) -> None:
-    """Take the first open seat of a match; prints your seat token."""
-    answer = _api().call("POST", f"/v1/matches/{match}/join", json={"player": player})
+         player: Optional[str] = typer.Argument(None, help="Operator only: the player who joins.")) -> None:
+    """Take the open seat of a match (the one reserved for you, if any); prints your seat token."""
+    cred = credential()
+    body = {"player": player} if player else None
+    answer = _api().call("POST", f"/v1/matches/{match}/join", token=cred.token, json=body)
     if answer.get("status") == "pending":
-        raise CliError("the join was written but not answered in time", f"check with `plylog show {match}`")
-    typer.echo(f"{player} holds seat {answer['seat']} of {match}\n  token {answer['token']}")
+        raise CliError("the join was written but not answered in time", f"`plylog tokens {match}` gives it once done")
+    typer.echo(f"{answer['player']} holds seat {answer['seat']} of {match}\n  token {answer['token']}")
+
+
+def tokens(match: str = typer.Argument(..., help="The match id.")) -> None:
+    """The seat tokens of your seats in a match (the operator: every seat's)."""
+    answer = _api().call("GET", f"/v1/matches/{match}/tokens", token=credential().token)
+    for number, (player, token) in enumerate(zip(answer["seats"], answer["tokens"])):
+        if token:
+            typer.echo(f"seat {number} ({player}): {token}")
 
 
 def act(match: str = typer.Argument(..., help="The match id."),
@@ -228,5 +268,5 @@ def leaderboard(game: str = typer.Argument(..., help="mastermind, strands, mana 
 
 
 def register(app: typer.Typer) -> None:
-    for command in (new, join, act, show, watch, play, leaderboard):
+    for command in (login, whoami, new, join, tokens, act, show, watch, play, leaderboard):
         app.command(command.__name__)(command)

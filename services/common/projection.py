@@ -7,6 +7,7 @@ Values are decoded here, once: JSON fields become objects, counters become ints.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Optional
 
@@ -22,6 +23,13 @@ _INT_FIELDS = ("seq",)
 SUMMARY_FIELDS = ("game", "status", "seq", "seats", "created_at", "started_at", "ended_at", "outcome")
 ACTIVITY_FIELDS = ("started", "finished", "moves")
 TOTALS_FIELDS = ("started", "finished", "moves")
+
+
+@dataclass(frozen=True)
+class LogIndex:
+    event_ids: list[str]
+    first_offset: Optional[int]
+    last_offset: Optional[int]
 
 
 def _text(value: Any) -> Optional[str]:
@@ -87,9 +95,12 @@ class Projection:
         return ([orjson.loads(m) for m in members], orjson.loads(view) if view else None,
                 int(seq) if seq is not None else 0)
 
-    async def log_event_ids(self, match_id: str) -> list[str]:
-        """The event ids of the accepted results, in seq order (index 0 = seq 1)."""
-        return [entry["event_id"] for entry in await self.log_since(match_id, 0)]
+    async def log_index(self, match_id: str) -> "LogIndex":
+        """Where the match's accepted records are: their event ids in seq order (index 0 = seq 1)
+        and the moves offsets of the first and last (None when the projection does not know them)."""
+        entries = await self.log_since(match_id, 0)
+        first, last = (entries[0].get("offset"), entries[-1].get("offset")) if entries else (None, None)
+        return LogIndex([entry["event_id"] for entry in entries], first, last)
 
     async def match_list(self, which: str, game: Optional[str] = None, limit: int = 50,
                          offset: int = 0) -> list[dict[str, Any]]:
@@ -147,8 +158,9 @@ class Projection:
         return {"game": game, "days": per_day, "totals": totals}
 
     # --- the timekeeper's queue ------------------------------------------------------------------
-    async def due_deadlines(self, now_ms: int, limit: int = 100) -> list[tuple[str, int]]:
-        """(match id, deadline ms) of running clocks that ran out by `now_ms`, earliest first."""
-        rows = await self.client.zrangebyscore(self.keys.deadlines, "-inf", now_ms, start=0, num=limit,
+    async def due_deadlines(self, now_ms: int, limit: int = 100, offset: int = 0) -> list[tuple[str, int]]:
+        """(match id, deadline ms) of running clocks that ran out by `now_ms`, earliest first,
+        skipping the first `offset` of them."""
+        rows = await self.client.zrangebyscore(self.keys.deadlines, "-inf", now_ms, start=offset, num=limit,
                                                withscores=True)
         return [(_text(match_id), int(score)) for match_id, score in rows]

@@ -13,7 +13,8 @@ key                                   type    content
                                               seq), updated_at (`at` of that result), created_at,
                                               started_at, ended_at, outcome (JSON); absent = null
 {p}match:{id}:log                     zset    score = seq, member = JSON {"seq","event_id","player","at",
-                                              "events"} of each accepted result (time travel, SSE resume)
+                                              "events","offset"} of each accepted result (time travel, SSE
+                                              resume); offset: of its move on plylog.moves, when known
 {p}match:{id}:outcome                 string  JSON {"match_id","game","players","outcome","rated","ratings"}
                                               once the outcome record is applied; "ratings" (rated only)
                                               = [{"player","before","after"}], each {"rating","rd","volatility"}
@@ -44,6 +45,8 @@ Ratings: Glicko-2, one rating period per rated outcome (see services/projector/g
 Not projected (the gateway's own working state, not derived from the records; `plylog rebuild`
 and the projection dump leave these families alone, see NOT_PROJECTED):
 {p}ratelimit:{player}                 hash    token bucket of the player's actions: tokens, updated (ms)
+{p}ratelimit-address:{address}        hash    token bucket of a client address's creates, joins and new
+                                              identities
 """
 from __future__ import annotations
 
@@ -54,7 +57,7 @@ DEFAULT_PREFIX = "plylog:"
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:",)
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:")
 
 
 def prefix_from_env() -> str:
@@ -111,6 +114,9 @@ class Keys:
 
     def ratelimit(self, player: str) -> str:
         return f"{self.prefix}ratelimit:{player}"
+
+    def ratelimit_address(self, address: str) -> str:
+        return f"{self.prefix}ratelimit-address:{address}"
 
     @property
     def pattern(self) -> str:

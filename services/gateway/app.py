@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from services.common.settings import Settings
 from . import errors
 from .config import GatewayConfig
 from .history import MatchHistory
+from .identity import Authenticator
+from .limits import BodyLimitMiddleware
 from .live import LiveHub
 from .metrics import Metrics, MetricsMiddleware
 from .ratelimit import RateLimiter
@@ -48,30 +51,37 @@ class Gateway:
     submitter: Optional[Submitter] = None
     history: Optional[MatchHistory] = None
     limiter: Optional[RateLimiter] = None
+    address_limiter: Optional[RateLimiter] = None
+    auth: Optional[Authenticator] = None
     stream: Optional[ResultStream] = None
     tokens: Optional[SeatTokens] = None
     tasks: list[asyncio.Task] = field(default_factory=list)
+    open_streams: Counter = field(default_factory=Counter)  # live streams per client address
 
     async def start(self) -> None:
         s, c = self.settings, self.config
         keys = Keys(c.redis_prefix)
         self.tokens = SeatTokens(c.secret)
+        self.auth = Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt)
         self.redis = aioredis.Redis.from_url(s.redis_url, socket_connect_timeout=5, health_check_interval=30)
         self.projection = Projection(self.redis, keys)
         self.hub = LiveHub(self.redis, keys)
         self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
         self.producer = await _start_producer(s.kafka_bootstrap)
         self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
-        self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_event_ids)
-        self.limiter = RateLimiter(self.redis, keys, c.rate_per_s, c.rate_burst)
+        self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_index,
+                                    self.metrics.history_records.inc)
+        self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst)
+        self.address_limiter = RateLimiter(self.redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst)
         self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)
             self.tasks.append(asyncio.create_task(keeper.run(), name="timekeeper"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.hub.connected.wait(), 10)
-        log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f",
-                 s.kafka_bootstrap, s.topics.moves, s.redis_url, c.redis_prefix, c.rate_per_s, c.rate_burst)
+        log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f, "
+                 "players: %s identities, operator key %s", s.kafka_bootstrap, s.topics.moves, s.redis_url,
+                 c.redis_prefix, c.rate_per_s, c.rate_burst, c.auth_mode, "set" if c.operator_key else "off")
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -128,6 +138,7 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
     )
     app.state.gateway = gateway
     errors.install(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
     from .api import router
 

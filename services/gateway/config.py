@@ -13,6 +13,21 @@ PLYLOG_SSE_KEEPALIVE_S          15        seconds between keep-alive comments on
 PLYLOG_TIMEKEEPER_INTERVAL_S    0.5       how often the timekeeper looks for run-out clocks
                                           (0 disables it)
 PLYLOG_LEGAL_ACTIONS_CAP        500       most legal actions one response lists
+PLYLOG_AUTH                     guest     guest: POST /v1/players makes identities; jwt: players
+                                          sign in with the platform's JWT (PLYLOG_JWT_*)
+PLYLOG_OPERATOR_KEY             (file)    the operator's bearer key (creates matches for named
+                                          players); unset: made once into $PLYLOG_HOME/operator.key
+PLYLOG_JWT_KEY                  —         jwt mode: the shared secret (HS256)
+PLYLOG_JWT_PUBLIC_KEY           —         jwt mode: a PEM public key, or @path of one (RS/ES/EdDSA)
+PLYLOG_JWT_ALGORITHMS           HS256 / RS256,ES256,EdDSA   accepted algorithms (comma-separated)
+PLYLOG_JWT_AUDIENCE, _ISSUER    —         required `aud` / `iss` when set
+PLYLOG_JWT_PLAYER_CLAIM         sub       the claim that holds the player id
+PLYLOG_ADDRESS_RATE_PER_S       20        creates, joins and new identities per second per client
+PLYLOG_ADDRESS_RATE_BURST       40        address (token bucket)
+PLYLOG_TRUSTED_PROXIES          —         comma-separated proxy addresses whose X-Forwarded-For
+                                          names the client (else the peer address is the client)
+PLYLOG_MAX_BODY_BYTES           65536     larger request bodies are refused (413) unread
+PLYLOG_STREAMS_PER_CLIENT       32        open live streams per client address (429 beyond)
 =============================== ========= ====================================================
 """
 from __future__ import annotations
@@ -21,12 +36,15 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Optional
 
 from services.common.redis_keys import prefix_from_env
 from services.common.settings import SettingsError, env_number
 
+from .identity import JwtSettings
+
 SECRET_FILE = "gateway.secret"
+OPERATOR_KEY_FILE = "operator.key"
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,14 @@ class GatewayConfig:
     keepalive_s: float = 15.0
     timekeeper_interval_s: float = 0.5
     legal_actions_cap: int = 500
+    auth_mode: str = "guest"
+    operator_key: Optional[str] = None
+    jwt: Optional[JwtSettings] = None
+    address_rate_per_s: float = 20.0
+    address_rate_burst: float = 40.0
+    trusted_proxies: frozenset[str] = frozenset()
+    max_body_bytes: int = 65536
+    streams_per_client: int = 32
 
     @classmethod
     def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> "GatewayConfig":
@@ -52,17 +78,31 @@ class GatewayConfig:
             keepalive_s=env_number(env, "PLYLOG_SSE_KEEPALIVE_S", 15.0, lo=0.05, hi=3600),
             timekeeper_interval_s=env_number(env, "PLYLOG_TIMEKEEPER_INTERVAL_S", 0.5, lo=0, hi=3600),
             legal_actions_cap=int(env_number(env, "PLYLOG_LEGAL_ACTIONS_CAP", 500.0, lo=1, hi=100_000)),
+            auth_mode=_auth_mode(env),
+            operator_key=_key(home, env, "PLYLOG_OPERATOR_KEY", OPERATOR_KEY_FILE).decode(),
+            jwt=_jwt(env),
+            address_rate_per_s=env_number(env, "PLYLOG_ADDRESS_RATE_PER_S", 20.0, lo=0.01, hi=1e6),
+            address_rate_burst=env_number(env, "PLYLOG_ADDRESS_RATE_BURST", 40.0, lo=1, hi=1e6),
+            trusted_proxies=frozenset(p.strip() for p in env.get("PLYLOG_TRUSTED_PROXIES", "").split(",") if p.strip()),
+            max_body_bytes=env_number(env, "PLYLOG_MAX_BODY_BYTES", 65536, lo=1024, hi=64 * 1024 * 1024),
+            streams_per_client=env_number(env, "PLYLOG_STREAMS_PER_CLIENT", 32, lo=1, hi=100_000),
         )
 
 
 def load_secret(home: Path, env: Mapping[str, str]) -> bytes:
     """PLYLOG_SECRET, else the key in $PLYLOG_HOME/gateway.secret (made once, mode 0600)."""
-    given = env.get("PLYLOG_SECRET", "")
+    return _key(home, env, "PLYLOG_SECRET", SECRET_FILE)
+
+
+def _key(home: Path, env: Mapping[str, str], variable: str, file_name: str) -> bytes:
+    """The key in `variable`, else the one in $PLYLOG_HOME/<file_name> (made once, mode 0600), so
+    that every gateway of a local stack shares it and the CLI on this machine can read it."""
+    given = env.get(variable, "")
     if given:
         if len(given) < 16:
-            raise SettingsError("PLYLOG_SECRET is shorter than 16 characters; use a long random value")
+            raise SettingsError(f"{variable} is shorter than 16 characters; use a long random value")
         return given.encode()
-    path = home / SECRET_FILE
+    path = home / file_name
     home.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -73,5 +113,37 @@ def load_secret(home: Path, env: Mapping[str, str]) -> bytes:
             out.write(secrets.token_hex(32) + "\n")
     key = path.read_text().strip()
     if len(key) < 16:
-        raise SettingsError(f"{path} holds no usable secret (shorter than 16 characters); delete it to make a new one")
+        raise SettingsError(f"{path} holds no usable key (shorter than 16 characters); delete it to make a new one")
     return key.encode()
+
+
+def _auth_mode(env: Mapping[str, str]) -> str:
+    mode = env.get("PLYLOG_AUTH", "guest").strip() or "guest"
+    if mode not in ("guest", "jwt"):
+        raise SettingsError(f"PLYLOG_AUTH={mode!r}: use guest (identities made by POST /v1/players) or jwt")
+    return mode
+
+
+def _jwt(env: Mapping[str, str]) -> Optional[JwtSettings]:
+    """The platform-token check (jwt mode), from PLYLOG_JWT_*; None in guest mode."""
+    if _auth_mode(env) != "jwt":
+        return None
+    secret, public = env.get("PLYLOG_JWT_KEY", ""), env.get("PLYLOG_JWT_PUBLIC_KEY", "")
+    if bool(secret) == bool(public):
+        raise SettingsError("PLYLOG_AUTH=jwt needs exactly one of PLYLOG_JWT_KEY (a shared secret, HS256) or "
+                            "PLYLOG_JWT_PUBLIC_KEY (a PEM public key, or @path)")
+    if public.startswith("@"):
+        try:
+            public = Path(public[1:]).read_text()
+        except OSError as error:
+            raise SettingsError(f"PLYLOG_JWT_PUBLIC_KEY: cannot read {public[1:]}: {error.strerror}") from None
+    if secret and len(secret) < 32:
+        raise SettingsError("PLYLOG_JWT_KEY is shorter than 32 characters (HS256 needs a long random secret)")
+    default = "HS256" if secret else "RS256,ES256,EdDSA"
+    algorithms = tuple(a.strip() for a in env.get("PLYLOG_JWT_ALGORITHMS", default).split(",") if a.strip())
+    if secret and any(not a.startswith("HS") for a in algorithms) or public and any(a.startswith("HS") for a in algorithms):
+        raise SettingsError(f"PLYLOG_JWT_ALGORITHMS={','.join(algorithms)} does not fit the key given "
+                            "(HS* with PLYLOG_JWT_KEY, RS*/ES*/PS*/EdDSA with PLYLOG_JWT_PUBLIC_KEY)")
+    return JwtSettings(key=secret.encode() if secret else public, algorithms=algorithms,
+                       audience=env.get("PLYLOG_JWT_AUDIENCE") or None, issuer=env.get("PLYLOG_JWT_ISSUER") or None,
+                       player_claim=env.get("PLYLOG_JWT_PLAYER_CLAIM", "sub") or "sub")

@@ -1,22 +1,25 @@
-"""A match's states refolded from its partition of `plylog.moves` (time travel, legal actions).
+"""A match's states refolded from its records on `plylog.moves` (time travel, legal actions).
 
 The rules worker's table is not reachable from here, and Redis holds only public views, so the
 gateway refolds the match's own records with the shared fold (`services.common.moves_log.refold`,
 the code the worker runs). States stay in this process (they may hold a Mastermind secret) and
 only public views or the seat's own legal actions leave it.
 
-Cost control:
-- reading starts near the match's creation: the first offset whose broker timestamp is at least
-  `created_at` minus a margin (`offsets_for_times`); the fold is then checked against the
-  projection's accepted event ids, and redone from the partition's start if they differ
-  (a record produced with an `at` far from its broker time);
-- folds are cached (LRU) with the next offset to read, so a later call folds only new records.
+Cost control, so that walking through old matches never stalls anyone else:
+- reading starts at the match's create: its moves offset, from the projection's log (`offset` of
+  seq 1); for projections written before log entries had offsets, the first offset whose broker
+  time is at least `created_at` minus a margin. A finished match is read only up to its last
+  accepted record. The fold is checked against the projection's accepted event ids and redone
+  from the partition's start if they differ (a record produced with an `at` far from its broker
+  time);
+- folds are cached (LRU) with the next offset to read, so a later call folds only new records,
+  and a finished match's fold is never read again;
+- reads run on a small pool of consumers in threads, so one long read holds one of them only.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -28,15 +31,17 @@ from games.fold import Replayer
 from games.match import MatchState
 from games.timeutil import to_ms
 from services.common.moves_log import Record, partition_of, refold
+from services.common.projection import LogIndex
 
 log = logging.getLogger("plylog.gateway.history")
 START_MARGIN_MS = 10 * 60 * 1000
 CACHE_SIZE = 256
 READ_TIMEOUT_S = 20.0
+READERS = 4
 
 
 class HistoryUnavailable(RuntimeError):
-    """The moves topic cannot be read (broker down, topic missing)."""
+    """The moves topic cannot be read (broker down, topic missing, a read too long)."""
 
 
 @dataclass
@@ -56,6 +61,10 @@ class Folded:
     def current(self) -> Optional[MatchState]:
         return self.states[-1] if self.states else None
 
+    @property
+    def finished(self) -> bool:
+        return self.current is not None and self.current.status == "over"
+
     def at(self, seq: int) -> Optional[MatchState]:
         return self.states[seq - 1] if 1 <= seq <= len(self.states) else None
 
@@ -70,88 +79,118 @@ class Folded:
 
 
 class MatchHistory:
-    def __init__(self, bootstrap: str, topic: str, accepted_ids: Callable[[str], Awaitable[list[str]]]):
+    def __init__(self, bootstrap: str, topic: str, index: Callable[[str], Awaitable[LogIndex]],
+                 read: Callable[[int], None] = lambda count: None):
+        self._note_read = read
         self._bootstrap = bootstrap
         self._topic = topic
-        self._accepted_ids = accepted_ids
-        self._consumer: Optional[KafkaConsumer] = None
+        self._index = index
         self._partitions: Optional[int] = None
-        self._lock = threading.Lock()
+        self._readers: asyncio.Queue[KafkaConsumer] = asyncio.Queue()
+        self._made = 0
         self._cache: OrderedDict[str, Folded] = OrderedDict()
         self._match_locks: dict[str, asyncio.Lock] = {}
 
     async def fold(self, match_id: str, created_at: str) -> Folded:
-        """The match folded up to the end of its partition now (cached, incremental)."""
+        """The match folded up to its last record now (cached, incremental)."""
         lock = self._match_locks.setdefault(match_id, asyncio.Lock())
         async with lock:
             folded = self._cache.get(match_id)
             if folded is None:
-                folded = await asyncio.to_thread(self._fold_from_creation, match_id, created_at)
-                if not await self._agrees_with_projection(folded):
-                    log.info("history: %s refolded from the partition start (the fold from its creation time "
-                             "disagreed with the projection)", match_id)
-                    folded = Folded(match_id, self._topic, self._partitions, folded.partition, 0)
-                    await asyncio.to_thread(self._continue, folded)
-            else:
-                await asyncio.to_thread(self._continue, folded)
+                folded = await self._fold_anew(match_id, created_at)
+            elif not folded.finished:
+                await self._read_into(folded, None)
             self._remember(folded)
             if len(self._match_locks) > 4 * CACHE_SIZE:
                 self._match_locks = {k: v for k, v in self._match_locks.items() if v.locked()}
             return folded
 
     def close(self) -> None:
-        with self._lock:
-            if self._consumer is not None:
-                self._consumer.close()
-                self._consumer = None
+        while not self._readers.empty():
+            self._readers.get_nowait().close()
 
     # --- internals -----------------------------------------------------------------------------------
+    async def _fold_anew(self, match_id: str, created_at: str) -> Folded:
+        index = await self._index(match_id)
+        partitions = await self._partition_count()
+        partition = partition_of(match_id.encode(), partitions)
+        start = index.first_offset
+        if start is None:
+            start = await self._with_reader(self._offset_at, TopicPartition(self._topic, partition),
+                                            max(0, to_ms(created_at) - START_MARGIN_MS))
+        folded = Folded(match_id, self._topic, partitions, partition, start)
+        await self._read_into(folded, index.last_offset)
+        if not (folded.event_ids and folded.event_ids[:len(index.event_ids)] == index.event_ids):
+            log.info("history: %s refolded from the partition start (the fold from offset %d disagreed with the "
+                     "projection)", match_id, start)
+            folded = Folded(match_id, self._topic, partitions, partition, 0)
+            await self._read_into(folded, None)
+        return folded
+
+    async def _read_into(self, folded: Folded, last_offset: Optional[int]) -> None:
+        """Feed the match's records from its next offset to `last_offset` (its last accepted
+        record, when the match is over) or else to the partition's current end."""
+        tp = TopicPartition(self._topic, folded.partition)
+        records = await self._with_reader(self._read, tp, folded.next_offset, last_offset)
+        self._note_read(len(records))
+        folded.feed(records)
+
     def _remember(self, folded: Folded) -> None:
         self._cache[folded.match_id] = folded
         self._cache.move_to_end(folded.match_id)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
-    async def _agrees_with_projection(self, folded: Folded) -> bool:
-        ids = await self._accepted_ids(folded.match_id)
-        return bool(folded.event_ids) and folded.event_ids[:len(ids)] == ids
+    async def _partition_count(self) -> int:
+        if self._partitions is None:
+            self._partitions = await self._with_reader(self._count_partitions)
+        return self._partitions
 
-    def _open(self) -> KafkaConsumer:
-        if self._consumer is None:
+    async def _with_reader(self, work: Callable, *args):
+        """Run `work(consumer, *args)` in a thread on one of the pool's consumers."""
+        if self._readers.empty() and self._made < READERS:
+            self._made += 1
             try:
-                self._consumer = KafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None,
-                                               enable_auto_commit=False, fetch_max_bytes=32 * 1024 * 1024,
-                                               request_timeout_ms=15000)
-                partitions = self._consumer.partitions_for_topic(self._topic)
-            except Exception as error:  # noqa: BLE001
-                self._consumer = None
-                raise HistoryUnavailable(f"cannot reach the broker at {self._bootstrap}: {error}") from error
-            if not partitions:
-                raise HistoryUnavailable(f"topic {self._topic} does not exist on {self._bootstrap}")
-            self._partitions = len(partitions)
-        return self._consumer
+                consumer = await asyncio.to_thread(self._new_consumer)
+            except BaseException:
+                self._made -= 1
+                raise
+        else:
+            consumer = await self._readers.get()
+        try:
+            return await asyncio.to_thread(work, consumer, *args)
+        except HistoryUnavailable:
+            consumer.close()
+            self._made -= 1
+            consumer = None
+            raise
+        finally:
+            if consumer is not None:
+                self._readers.put_nowait(consumer)
 
-    def _fold_from_creation(self, match_id: str, created_at: str) -> Folded:
-        with self._lock:
-            consumer = self._open()
-            tp = TopicPartition(self._topic, partition_of(match_id.encode(), self._partitions))
-            found = consumer.offsets_for_times({tp: max(0, to_ms(created_at) - START_MARGIN_MS)})
-            start = found[tp].offset if found.get(tp) is not None else 0
-            folded = Folded(match_id, self._topic, self._partitions, tp.partition, start)
-            folded.feed(self._read(consumer, tp, start))
-            return folded
+    def _new_consumer(self) -> KafkaConsumer:
+        try:
+            return KafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None, enable_auto_commit=False,
+                                 fetch_max_bytes=32 * 1024 * 1024, request_timeout_ms=15000)
+        except Exception as error:  # noqa: BLE001
+            raise HistoryUnavailable(f"cannot reach the broker at {self._bootstrap}: {error}") from error
 
-    def _continue(self, folded: Folded) -> None:
-        with self._lock:
-            consumer = self._open()
-            tp = TopicPartition(self._topic, folded.partition)
-            folded.feed(self._read(consumer, tp, folded.next_offset))
+    def _count_partitions(self, consumer: KafkaConsumer) -> int:
+        partitions = consumer.partitions_for_topic(self._topic)
+        if not partitions:
+            raise HistoryUnavailable(f"topic {self._topic} does not exist on {self._bootstrap}")
+        return len(partitions)
 
-    def _read(self, consumer: KafkaConsumer, tp: TopicPartition, start: int) -> list[Record]:
-        """Records of the partition from `start` to its current end."""
+    @staticmethod
+    def _offset_at(consumer: KafkaConsumer, tp: TopicPartition, at_ms: int) -> int:
+        found = consumer.offsets_for_times({tp: at_ms})
+        return found[tp].offset if found.get(tp) is not None else 0
+
+    def _read(self, consumer: KafkaConsumer, tp: TopicPartition, start: int, last: Optional[int]) -> list[Record]:
+        """Records of the partition from `start` through `last` (or to its current end)."""
         try:
             consumer.assign([tp])
-            end = consumer.end_offsets([tp])[tp]
+            end = consumer.end_offsets([tp])[tp] if last is None else last + 1
             if start >= end:
                 return []
             consumer.seek(tp, start)
@@ -162,11 +201,9 @@ class MatchHistory:
                     raise HistoryUnavailable(f"reading {tp.topic}[{tp.partition}] from {start} to {end} "
                                              f"took over {READ_TIMEOUT_S}s")
                 for messages in consumer.poll(timeout_ms=1000, max_records=5000).values():
-                    records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages)
+                    records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages if m.offset < end)
             return records
         except HistoryUnavailable:
             raise
         except Exception as error:  # noqa: BLE001 - broker trouble: say so, keep serving the rest
-            consumer.close()
-            self._consumer = None
             raise HistoryUnavailable(f"reading {tp.topic}[{tp.partition}]: {error}") from error

@@ -1,4 +1,4 @@
-"""Per-player token buckets in Redis (one Lua call per action, shared by every gateway).
+"""Token buckets in Redis (per player, per client address) (one Lua call per action, shared by every gateway).
 
 A bucket holds up to `burst` tokens and refills at `rate_per_s`; an action takes one token.
 Redis's own clock (TIME) is used, so gateways on machines with skewed clocks agree.
@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import redis.asyncio as aioredis
-
-from services.common.redis_keys import Keys
 
 # KEYS[1] bucket; ARGV: rate per ms, burst. Returns {allowed 0|1, ms until one token is there}.
 _TAKE = """
@@ -46,13 +45,14 @@ class Verdict:
 
 
 class RateLimiter:
-    def __init__(self, client: aioredis.Redis, keys: Keys, rate_per_s: float, burst: float):
-        self._keys = keys
+    """Buckets of one kind: `bucket(who)` names each one's key (a player's, an address's)."""
+
+    def __init__(self, client: aioredis.Redis, bucket: Callable[[str], str], rate_per_s: float, burst: float):
+        self._bucket = bucket
         self._rate_per_ms = rate_per_s / 1000.0
         self._burst = burst
         self._take = client.register_script(_TAKE)
 
-    async def take(self, player: str) -> Verdict:
-        allowed, wait_ms = await self._take(keys=[self._keys.ratelimit(player)],
-                                            args=[repr(self._rate_per_ms), repr(self._burst)])
+    async def take(self, who: str) -> Verdict:
+        allowed, wait_ms = await self._take(keys=[self._bucket(who)], args=[repr(self._rate_per_ms), repr(self._burst)])
         return Verdict(bool(allowed), int(wait_ms))

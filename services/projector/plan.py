@@ -293,8 +293,14 @@ def match_fields(result: dict) -> dict[str, str]:
 
 
 def log_entry(result: dict) -> bytes:
-    return orjson.dumps({"seq": result["seq"], "event_id": result["event_id"], "player": result["player"],
-                         "at": result["at"], "events": result["events"]})
+    """The match log's entry of an accepted result; `offset` (when the result names its move's
+    offset on plylog.moves) lets time travel read the match's own records, not its partition."""
+    entry = {"seq": result["seq"], "event_id": result["event_id"], "player": result["player"],
+             "at": result["at"], "events": result["events"]}
+    source = result.get("source")
+    if isinstance(source, dict) and type(source.get("offset")) is int:
+        entry["offset"] = source["offset"]
+    return orjson.dumps(entry)
 
 
 def list_score(view: dict, at_ms: int) -> int:

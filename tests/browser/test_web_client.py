@@ -13,6 +13,7 @@ import pytest
 
 from games.mastermind import commitment_of
 from services.gateway.submit import move_record
+from tests.e2e.gateway_stack import operator
 from tests.integration.harness import produce
 
 from .conftest import screenshot
@@ -35,24 +36,36 @@ def wait_my_turn(page) -> None:
     page.wait_for_selector("#status:has-text('Your move')")
 
 
-def create_from_lobby(page, game: str, opponent: str | None = None, fill=None) -> str:
-    """Creates a match from the lobby form; returns its id (the page is then on the match page)."""
+def player_id(page) -> str:
+    """The page's guest identity (the gateway makes it when a page first opens)."""
+    if page.url == "about:blank":
+        page.goto("/")
+    page.wait_for_function("document.getElementById('player-id').textContent.includes('~')")
+    return page.inner_text("#player-id")
+
+
+def create_from_lobby(page, game: str, opponent=None, fill=None) -> str:
+    """Creates a match from the lobby form against `opponent` (a page: its player is invited by
+    id) or an open seat; returns its id (the page is then on the match page)."""
+    invitee = player_id(opponent) if opponent is not None else None
     page.goto("/")
     page.select_option("#create-game", game)
     if fill:
         fill(page)
-    if opponent:
-        page.fill("#create-opponent", opponent)
+    if invitee:
+        page.fill("#create-opponent", invitee)
     page.click("#create-button")
     page.wait_for_url("**/match.html?id=*")
     page.wait_for_selector("#status")
     return page.url.split("id=")[1]
 
 
-def open_seat_link(page, link: str) -> None:
+def join_by_link(page, link: str) -> None:
+    """The invited player opens the match link they were sent and takes the seat kept for them."""
     page.goto(link)
-    page.wait_for_selector("#status")
-    assert "#token" not in page.url, "the token must leave the address bar once stored"
+    page.wait_for_selector("#join:has-text('kept for you')")
+    page.click("#join")
+    page.wait_for_selector(".seats .badge:has-text('you')")
 
 
 def error_text(page) -> str:
@@ -71,10 +84,10 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
         page.fill("#strands-side", "2")
         page.fill("#strands-rows", "\n".join(WORKED_LAYOUT["rows"]))
 
-    match_id = create_from_lobby(alice, "strands", "bob", custom_layout)
+    match_id = create_from_lobby(alice, "strands", bob, custom_layout)
     link = alice.input_value(".seat-link")
-    assert f"id={match_id}#token=" in link
-    open_seat_link(bob, link)
+    assert link.endswith(f"match.html?id={match_id}") and "token" not in link
+    join_by_link(bob, link)
     assert bob.locator('.seats li[data-seat="1"] .badge').inner_text() == "you"
     assert alice.locator('.seats li[data-seat="0"] .badge').inner_text() == "you"
 
@@ -109,16 +122,17 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
     alice.wait_for_selector('svg.board [data-key="-1,1"].stone-white')
 
     # The gateway dies; a move reaches the log meanwhile; the pages resume from Last-Event-ID.
+    black_player = web_stack.view(match_id)["seats"][0]
     web_stack.gateway.kill()
     bob.wait_for_selector('.live-state[data-state="reconnecting"]')
-    record = move_record(match_id, "alice", {"type": "place", "cells": WORKED_GAME[2]})
+    record = move_record(match_id, black_player, {"type": "place", "cells": WORKED_GAME[2]})
     produce(web_stack.bootstrap, web_stack.topics.moves, [(match_id.encode(), orjson.dumps(record))])
     web_stack.restart_gateway()
     for page in (alice, bob):
         page.wait_for_selector('svg.board [data-key="0,0"].stone-black', timeout=30_000)
         page.wait_for_selector('.live-state[data-state="live"]')
     newest = bob.locator("#log li").first
-    assert newest.get_attribute("value") == "4" and "black covers 1 cell(s) marked 1" in newest.inner_text()
+    assert newest.get_attribute("value") == "5" and "black covers 1 cell(s) marked 1" in newest.inner_text()
 
     for turn in (3, 4):
         page = play[turn % 2]
@@ -128,7 +142,7 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
         page.click("#place")
     for page, name in ((alice, "strands-over-black"), (bob, "strands-over-white")):
         page.wait_for_selector("#status:has-text('Game over')")
-        assert "White (bob) wins" in page.inner_text("#status")
+        assert f"White ({player_id(bob)}) wins" in page.inner_text("#status")
         assert page.evaluate(BOARD_OF_PAGE) == web_stack.view(match_id)["board"]
         screenshot(page, name)
     assert alice.inner_text("#groups-white") == "4" and alice.inner_text("#groups-black") == "3"
@@ -136,8 +150,8 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
     # The leaderboards list the winner.
     alice.goto("/leaderboards.html?game=strands")
     alice.wait_for_selector("body[data-loaded]")
-    assert alice.locator("#lb-wins tbody tr").first.inner_text().split() == ["1", "bob", "1"]
-    assert "bob" in alice.inner_text("#lb-rating") and "alice" in alice.inner_text("#lb-played")
+    assert alice.locator("#lb-wins tbody tr").first.inner_text().split() == ["1", player_id(bob), "1"]
+    assert player_id(bob) in alice.inner_text("#lb-rating") and player_id(alice) in alice.inner_text("#lb-played")
     assert alice.locator("#activity svg.chart").count() == 2
     screenshot(alice, "leaderboards")
 
@@ -234,8 +248,8 @@ def test_mastermind_manual_feedback_commitment_made_in_the_browser(new_page, web
         page.fill("#mm-colors", "3")
         page.fill("#mm-max-rows", "3")
 
-    match_id = create_from_lobby(maker, "mastermind", "nick", manual)
-    open_seat_link(breaker, maker.input_value(".seat-link"))
+    match_id = create_from_lobby(maker, "mastermind", breaker, manual)
+    join_by_link(breaker, maker.input_value(".seat-link"))
 
     # The page hashes with Web Crypto, or its own SHA-256 where there is none: both agree with Python.
     texts = ["", "abc", "x" * 200, f"MM1|{match_id}|1|1|1,2|00ff"]
@@ -271,8 +285,8 @@ def test_mastermind_manual_feedback_commitment_made_in_the_browser(new_page, web
 # --- Mana: the mana constraint is shown and a disobeying move is rejected with its reason ------
 def test_mana_shows_the_mana_and_rejects_a_disobeying_move(new_page, web_stack):
     black, white = new_page("frank"), new_page("gina")
-    create_from_lobby(black, "mana", "gina")
-    open_seat_link(white, black.input_value(".seat-link"))
+    create_from_lobby(black, "mana", white)
+    join_by_link(white, black.input_value(".seat-link"))
 
     black.wait_for_selector(".cell.legal")
     assert sorted(black.locator("svg.board .cell.legal").evaluate_all("(gs) => gs.map((g) => g.dataset.key)")) == ["b1", "c1", "f1"]
@@ -322,8 +336,8 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
         page.fill("#clock-minutes", "5")
         page.fill("#clock-increment", "2")
 
-    create_from_lobby(first, "mind_ninja", "ivan", options)
-    open_seat_link(second, first.input_value(".seat-link"))
+    create_from_lobby(first, "mind_ninja", second, options)
+    join_by_link(second, first.input_value(".seat-link"))
 
     # Clocks: seat 0's runs, seat 1's stands.
     clock = lambda page, seat: page.inner_text(f'.clock[data-seat="{seat}"]')  # noqa: E731
@@ -370,7 +384,7 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
     screenshot(first, "mind-ninja-roles")
     first.click("#mn-blocker")
     second.wait_for_selector('svg.board [data-key="-1,0"].legal')
-    assert "seat 1 (ivan), places red" in second.inner_text(".panel")
+    assert f"seat 1 ({player_id(second)}), places red" in second.inner_text(".panel")
     cell(second, "-1,0").click()
     first.wait_for_selector('svg.board [data-key="2,0"].legal')
     cell(first, "2,0").click()
@@ -388,7 +402,7 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
 def test_replay_slider_shows_each_earlier_position(new_page, web_stack):
     http = web_stack.http
     created = http.post("/v1/matches", json={"game": "strands", "seats": ["kim", "lee"],
-                                            "options": {"layout": WORKED_LAYOUT}}).json()
+                                            "options": {"layout": WORKED_LAYOUT}}, headers=operator()).json()
     match_id, tokens = created["match_id"], created["tokens"]
 
     def move(turn: int) -> None:

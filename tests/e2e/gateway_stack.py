@@ -20,16 +20,19 @@ from services.cli._proc import free_port
 from services.common import kafka_admin
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
+from services.cli.audit import audit
 from tests.integration.harness import rules_worker
 
 SECRET = "test-secret-0123456789abcdef"
+OPERATOR_KEY = "test-operator-key-0123456789"  # a platform's server: creates matches for named players
 
 
 def gateway_process(bootstrap: str, topics: Topics, redis_url: str, redis_prefix: str, home: Path,
                     **env: str) -> tuple[Service, str]:
     port = free_port()
     base = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
-            "PLYLOG_REDIS_PREFIX": redis_prefix, "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_SECRET": SECRET}
+            "PLYLOG_REDIS_PREFIX": redis_prefix, "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_SECRET": SECRET,
+            "PLYLOG_OPERATOR_KEY": OPERATOR_KEY}
     url = f"http://127.0.0.1:{port}"
     return Service("gateway", "services.gateway", (), {**base, **env}, home, ready_url=f"{url}/healthz"), url
 
@@ -61,6 +64,9 @@ class RunningStack:
     @property
     def settings(self) -> Settings:
         return Settings.from_env(kafka_bootstrap=self.bootstrap, topic_prefix=self.topics.prefix)
+
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis_url)
 
     def logs(self) -> str:
         return "\n\n".join(f"--- {p.name}:\n{p.tail(30)}" for p in self.processes)
@@ -100,6 +106,7 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
     finally:
         for process in reversed(processes):
             process.stop()
+        report = audit(Settings.from_env(kafka_bootstrap=bootstrap, topic_prefix=topics.prefix))
         with contextlib.suppress(Exception):
             kafka_admin.delete_topics(bootstrap, topics.all())
         with contextlib.suppress(Exception):
@@ -107,6 +114,11 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
             for key in client.scan_iter(match=f"{prefix}*", count=1000):
                 client.delete(key)
             client.close()
+    assert report.ok, "plylog audit of the stack's topics: " + "; ".join(report.problems[:10])
+
+
+def operator() -> dict[str, str]:
+    return {"Authorization": f"Bearer {OPERATOR_KEY}"}
 
 
 def auth(token: str) -> dict[str, str]:

@@ -36,7 +36,13 @@ def crash_during(process: Service, send: Callable[[], object], kills: int = 3,
         sender.join()
 
 
+#: Topic prefixes a rules worker ran on: the `contract_topics` fixture audits them (`plylog audit`)
+#: before deleting them, so every test that runs the worker ends with a clean audit, bad input included.
+AUDITED: set[str] = set()
+
+
 def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1", **env: str) -> Service:
+    AUDITED.add(topics.prefix)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, **env}
     return Service(name, "services.rules", ("--name", name), env, home)
 

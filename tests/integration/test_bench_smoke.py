@@ -60,10 +60,6 @@ def test_the_figures_hang_together(quick_report):
     assert 0 < latency["achieved_per_s"] <= TINY.latency_rate * 1.05
     assert figures["memory"]["active_matches"] >= TINY.memory_matches
     assert figures["memory"]["rules_rss_mib"] > 20  # a Python process with Faust, not a misread unit
-    assert figures["pipeline"]["ratio_to_baseline"] == pytest.approx(
-        figures["pipeline"]["moves_per_s"] / figures["baseline"]["records_per_s"])
-    assert figures["scale"]["speedup"] == pytest.approx(
-        figures["scale"]["workers_2_moves_per_s"] / figures["scale"]["workers_1_moves_per_s"])
 
 
 def test_plots_and_the_readme_table_are_written(quick_report, tmp_path):

@@ -24,7 +24,8 @@ def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_pa
     prefix = unique_redis_prefix()
     process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, prefix, tmp_path,
                                    PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_SSE_KEEPALIVE_S="0.3",
-                                   PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5")
+                                   PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5",
+                                   PLYLOG_STREAMS_PER_CLIENT="3")
     process.start()
     try:
         process.wait_ready(timeout=60)
@@ -217,3 +218,99 @@ def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(
         assert answer.status_code == 200 and answer.json() == step.result["view"], step.result["seq"]
     assert "refolded from the partition start" in gateway.process.log_text()
     assert gateway.http.get("/v1/matches/m-tt/legal-actions", headers=auth(TOKENS.issue("m-tt", 0))).json()["status"] == "over"
+
+
+def test_time_travel_reads_only_the_matchs_own_records_when_the_log_names_their_offsets(gateway):
+    """With the moves offsets in the projection's log (the projector writes them), a match is
+    refolded from its create to its last accepted record, whatever else its partition holds."""
+    from games.playout import random_playout_records
+    from kafka import KafkaProducer
+
+    noise = [raw for raw, _ in random_playout_records("strands", {"layout": "small-4"}, seed=5, match_id="m-noise")]
+    played = list(random_playout_records("strands", {"layout": "small-4"}, seed=3, match_id="m-idx"))
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap)
+    for raw in noise * 20:  # another match's records before ...
+        producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
+    sent = [producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
+            for raw, _ in played]
+    for raw in noise * 20:  # ... and after it
+        producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
+    producer.flush()
+    offsets = [future.get(10).offset for future in sent]
+    producer.close()
+    gateway.redis.hset(gateway.keys.match("m-idx"), mapping={
+        "game": "strands", "seq": len(played), "created_at": orjson.loads(played[0][0])["at"],
+        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(played[-1][1].result["view"])})
+    for offset, (raw, step) in zip(offsets, played):
+        entry = {**{k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}, "offset": offset}
+        gateway.redis.zadd(gateway.keys.match_log("m-idx"), {orjson.dumps(entry): step.result["seq"]})
+    for raw, step in played:
+        assert gateway.http.get(f"/v1/matches/m-idx/positions/{step.result['seq']}").json() == step.result["view"]
+    read = _metric(gateway, "plylog_gateway_history_records_read_total")
+    assert read == len(played), f"read {read} records for a match of {len(played)}"
+
+
+def _home(gateway, key: bytes) -> int:
+    from services.common.moves_log import partition_of
+
+    return partition_of(key, 2)
+
+
+def _metric(gateway, name: str) -> float:
+    line = next(l for l in gateway.http.get("/metrics").text.splitlines() if l.startswith(name + " "))
+    return float(line.split()[1])
+
+
+def test_http_edges_oversized_bodies_forged_tokens_and_too_many_streams(gateway):
+    gateway.project("m-edge")
+    headers = auth(TOKENS.issue("m-edge", 0))
+    big = b'{"action": {"type": "resign", "pad": "' + b"x" * 8_000_000 + b'"}}'
+    started = time.perf_counter()
+    _error(gateway.http.post("/v1/matches/m-edge/actions", content=big,
+                             headers={**headers, "content-type": "application/json"}), 413, "too_large")
+    assert time.perf_counter() - started < 5, "the body must be refused before it is read and parsed"
+    chunked = gateway.http.post("/v1/matches/m-edge/actions", content=iter([big[:40_000], big[40_000:90_000]]),
+                                headers={**headers, "content-type": "application/json"})
+    _error(chunked, 413, "too_large")
+    signature = TOKENS.issue("m-edge", 0).split(".")[2]
+    for forged in (f"m-edge.0.{signature[:-2]}é€", "m-edge.0.\u00ff\u00fe", "g1.é.x"):
+        response = gateway.http.get("/v1/matches/m-edge/legal-actions", headers={"Authorization": f"Bearer {forged}".encode()})
+        _error(response, 401, "unauthorized")
+    streams = [httpx.stream("GET", f"{gateway.url}/v1/matches/m-edge/stream", timeout=10) for _ in range(3)]
+    opened = [s.__enter__() for s in streams]
+    try:
+        assert all(r.status_code == 200 for r in opened)
+        _error(gateway.http.get("/v1/matches/m-edge/stream"), 429, "rate_limited")
+    finally:
+        for s in streams:
+            s.__exit__(None, None, None)
+    time.sleep(0.5)
+    with httpx.stream("GET", f"{gateway.url}/v1/matches/m-edge/stream", timeout=10) as again:
+        assert again.status_code == 200  # closed streams no longer count
+
+
+def test_jwt_mode_takes_the_platforms_players_and_refuses_guests(kafka_bootstrap, contract_topics, redis_db_url, tmp_path):
+    import jwt
+
+    key = "platform-secret-0123456789abcdef-xyz"
+    topics = contract_topics(partitions=2)
+    process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, unique_redis_prefix(), tmp_path,
+                                   PLYLOG_AUTH="jwt", PLYLOG_JWT_KEY=key, PLYLOG_JWT_AUDIENCE="plylog",
+                                   PLYLOG_WAIT_TIMEOUT_S="0.5")
+    process.start()
+    try:
+        process.wait_ready(timeout=60)
+        http = httpx.Client(base_url=url, timeout=10)
+        token = jwt.encode({"sub": "u-42", "aud": "plylog", "exp": int(time.time()) + 60}, key, algorithm="HS256")
+        assert http.get("/v1/whoami", headers=auth(token)).json() == {"player": "u-42", "via": "jwt"}
+        expired = jwt.encode({"sub": "u-42", "aud": "plylog", "exp": int(time.time()) - 5}, key, algorithm="HS256")
+        _error(http.get("/v1/whoami", headers=auth(expired)), 401, "unauthorized")
+        unsigned = jwt.encode({"sub": "u-42", "aud": "plylog", "exp": int(time.time()) + 60}, None, algorithm="none")
+        _error(http.get("/v1/whoami", headers=auth(unsigned)), 401, "unauthorized")
+        _error(http.post("/v1/players", json={"name": "ann"}), 403, "forbidden")
+        created = http.post("/v1/matches", headers=auth(token), json={"game": "strands", "seats": ["u-42", None]})
+        assert created.status_code == 202 and created.json()["status"] == "pending"  # no rules worker here
+        assert "tokens" not in created.json()
+        assert _moves(_Gateway(url, None, None, topics, kafka_bootstrap, process), 1)[0]["player"] == "u-42"
+    finally:
+        process.stop()

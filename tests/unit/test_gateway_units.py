@@ -14,7 +14,7 @@ from games.playout import random_playout_records
 from services.cli._api import PublicPosition, parse_sse
 from services.cli._moves import parse
 from services.common.settings import SettingsError
-from services.gateway.api import _without_guessable_secrets
+from services.gateway.play import _without_guessable_secrets
 from services.gateway.config import SECRET_FILE, load_secret
 from services.gateway.ratelimit import Verdict
 from services.gateway.sse import format_event, from_log

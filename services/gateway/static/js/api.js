@@ -42,9 +42,13 @@ async function request(method, path, { body, token, query, signal } = {}) {
 const enc = encodeURIComponent;
 
 export const api = {
-  createMatch: (game, options, seats, clock) =>
-    request("POST", "/v1/matches", { body: { game, options, seats, clock: clock || undefined } }),
-  join: (matchId, player) => request("POST", `/v1/matches/${enc(matchId)}/join`, { body: { player } }),
+  /** A new guest identity: {player, token}. */
+  newPlayer: (name) => request("POST", "/v1/players", { body: { name } }),
+  createMatch: (token, game, options, seats, clock) =>
+    request("POST", "/v1/matches", { token, body: { game, options, seats, clock: clock || undefined } }),
+  join: (matchId, token) => request("POST", `/v1/matches/${enc(matchId)}/join`, { token }),
+  /** The seat tokens of the seats the credential's player holds: {seats, tokens}. */
+  tokens: (matchId, token) => request("GET", `/v1/matches/${enc(matchId)}/tokens`, { token }),
   /** Submits an action and waits for its result record (accepted or rejected). */
   act: (matchId, token, action, expectedSeq) =>
     request("POST", `/v1/matches/${enc(matchId)}/actions`, {

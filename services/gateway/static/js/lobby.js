@@ -3,7 +3,7 @@
 
 import { api, listOf } from "./api.js";
 import { GAMES, outcomeText } from "./games/index.js";
-import { GAME_TITLES, clear, formatTime, h, header, messageArea, playerName, rememberSeat, seatOfToken } from "./ui.js";
+import { GAME_TITLES, clear, formatTime, h, header, identity, messageArea, rememberSeat, seatOfToken } from "./ui.js";
 
 const messages = messageArea();
 const root = h("main", { id: "lobby", class: "lobby" });
@@ -24,16 +24,22 @@ function createForm() {
   const mySeat = h("select", { id: "create-seat" },
     h("option", { value: "0" }, "first (moves first)"), h("option", { value: "1" }, "second"),
     h("option", { value: "both" }, "both (hot seat)"));
-  const opponent = h("input", { id: "create-opponent", placeholder: "leave empty: anyone may join", maxlength: 64, size: 24 });
+  const opponent = h("input", { id: "create-opponent", placeholder: "empty: anyone may join", maxlength: 64, size: 24,
+    title: "a player's id (e.g. ben~a2b3c4): the seat is kept for them; they join it themselves" });
   const clockOn = h("input", { id: "clock-on", type: "checkbox" });
   const minutes = h("input", { id: "clock-minutes", type: "number", min: 0.1, step: "any", value: 10, size: 5 });
   const increment = h("input", { id: "clock-increment", type: "number", min: 0, step: "any", value: 5, size: 5 });
   const submit = async (event) => {
     event.preventDefault();
     const game = gameSelect.value;
-    const me = playerName();
     const other = opponent.value.trim() || null;
-    const seats = mySeat.value === "both" ? [me, me] : mySeat.value === "0" ? [me, other] : [other, me];
+    const seatsFor = (me) => mySeat.value === "both" ? [me, me] : mySeat.value === "0" ? [me, other] : [other, me];
+    let me;
+    try {
+      me = await identity();
+    } catch (error) {
+      return messages.show(`No identity for you: ${error.message}`);
+    }
     const clock = clockOn.checked ? { initial_s: Number(minutes.value) * 60, increment_s: Number(increment.value) } : null;
     let options;
     try {
@@ -42,8 +48,8 @@ function createForm() {
       return messages.show(error.message);
     }
     try {
-      const answer = await api.createMatch(game, options, seats, clock);
-      storeTokens(answer, seats, me);
+      const answer = await api.createMatch(me.token, game, options, seatsFor(me.player), clock);
+      storeTokens(answer);
       location.href = `/match.html?id=${encodeURIComponent(answer.match_id)}`;
     } catch (error) {
       messages.show(`The match was not created: ${error.message}`);
@@ -60,21 +66,16 @@ function createForm() {
     h("p", {}, h("button", { id: "create-button", type: "submit", class: "primary" }, "Create match")));
 }
 
-/** Keeps the seat tokens of a new match: those of my seats to play, the others to share. */
-function storeTokens(answer, seats, me) {
-  const tokens = answer.tokens || answer.seat_tokens || {};
-  const entries = Array.isArray(tokens) ? tokens.map((t, seat) => [seat, t]) : Object.entries(tokens);
-  for (const [seat, value] of entries) {
-    const token = typeof value === "string" ? value : value && value.token;
-    if (!token) continue;
-    const number = seatOfToken(token) ?? Number(seat);
-    rememberSeat(answer.match_id, number, token, seats[number] === me);
-  }
+/** Keeps the seat tokens of a new match (the gateway gives those of my own seats only). */
+function storeTokens(answer) {
+  (answer.tokens || []).forEach((token, seat) => {
+    if (token) rememberSeat(answer.match_id, seatOfToken(token) ?? seat, token, true);
+  });
 }
 
 async function joinMatch(matchId) {
   try {
-    const answer = await api.join(matchId, playerName());
+    const answer = await api.join(matchId, (await identity()).token);
     if (!answer.token) throw new Error("the service has not answered the join yet; try again in a moment");
     rememberSeat(matchId, answer.seat ?? seatOfToken(answer.token), answer.token, true);
     location.href = `/match.html?id=${encodeURIComponent(matchId)}`;

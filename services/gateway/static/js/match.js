@@ -5,8 +5,8 @@
 import { api, followMatch, listOf } from "./api.js";
 import { GAMES, describeEvent, outcomeText, seatName } from "./games/index.js";
 import {
-  GAME_TITLES, clear, copyButton, formatClock, h, header, messageArea, playerName, query, rememberSeat,
-  seatLink, seatOfToken, seatsOf,
+  GAME_TITLES, clear, copyButton, formatClock, h, header, identity, messageArea, playerName, query, rememberSeat,
+  seatOfToken, seatsOf, storedIdentity,
 } from "./ui.js";
 
 const matchId = query("id");
@@ -92,7 +92,7 @@ async function lifecycle(type) {
 
 async function join() {
   try {
-    const answer = await api.join(matchId, playerName());
+    const answer = await api.join(matchId, (await identity()).token);
     const token = answer.token;
     if (!token) throw new Error("the service has not answered the join yet; look again in a moment");
     rememberSeat(matchId, answer.seat ?? seatOfToken(token), token, true);
@@ -104,8 +104,26 @@ async function join() {
 }
 
 // --- state updates ------------------------------------------------------------------------------
+/** A seat my identity holds but this browser has no token for (made elsewhere, or a create that
+ * was still pending): the gateway gives its token to my credential. */
+async function fetchMissingTokens(view) {
+  const me = storedIdentity();
+  const held = seatsOf(matchId);
+  if (!me || state.fetchedTokens || !view.seats.some((p, seat) => p === me.player && !held[seat])) return;
+  state.fetchedTokens = true;
+  try {
+    const answer = await api.tokens(matchId, me.token);
+    answer.tokens.forEach((token, seat) => { if (token) rememberSeat(matchId, seat, token, true); });
+    render();
+    loadLegalActions();
+  } catch (error) {
+    messages.show(`Your seat tokens could not be fetched: ${error.message}`);
+  }
+}
+
 function applyView(view) {
   if (state.view && view.seq < state.view.seq) return;
+  fetchMissingTokens(view);
   const changed = !state.view || view.seq !== state.view.seq;
   state.view = view;
   if (changed) {
@@ -197,18 +215,21 @@ function seatsLine(view) {
 
 function seatControls(view) {
   const mine = mySeats();
-  const held = seatsOf(matchId);
   const out = [];
-  if (view.status === "waiting" && view.seats.includes(null) && !mine.length) {
-    out.push(h("p", {}, h("button", { id: "join", type: "button", class: "primary", onclick: join }, `Join as ${playerName()}`)));
+  const me = storedIdentity();
+  const invited = view.invited || [null, null];
+  const open = [0, 1].filter((seat) => view.seats[seat] === null);
+  const forMe = open.filter((seat) => !invited[seat] || (me && invited[seat] === me.player));
+  if (view.status === "waiting" && forMe.length && !mine.length) {
+    const reserved = me && forMe.some((seat) => invited[seat] === me.player);
+    out.push(h("p", {}, h("button", { id: "join", type: "button", class: "primary", onclick: join },
+      reserved ? "Join: this seat is kept for you" : `Join as ${playerName()}`)));
   }
-  const shared = view.status === "over" ? [] : [0, 1].filter((seat) => held[seat] && !held[seat].mine);
-  for (const seat of shared) {
-    const link = seatLink(matchId, held[seat].token);
+  for (const seat of open.filter((seat) => invited[seat] && !(me && invited[seat] === me.player))) {
     out.push(h("div", { class: "share" },
-      h("p", {}, `Seat link for ${seatName(view.game, seat)} (${view.seats[seat] || "open seat"}) — send it to that player:`),
-      h("p", {}, h("input", { class: "seat-link mono", readonly: true, value: link, "aria-label": `seat link for seat ${seat}`, onfocus: (e) => e.target.select() }),
-        " ", copyButton(link))));
+      h("p", {}, `${seatName(view.game, seat)} is kept for ${invited[seat]}: send them this page's link; they join with their own id.`),
+      h("p", {}, h("input", { class: "seat-link mono", readonly: true, value: location.href, "aria-label": "match link",
+        onfocus: (e) => e.target.select() }), " ", copyButton(location.href))));
   }
   if (mine.length && view.status !== "over") {
     if (view.status === "waiting") {

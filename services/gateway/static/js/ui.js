@@ -1,5 +1,7 @@
 // DOM helpers, the page header, the player's identity and seat tokens (localStorage).
 
+import { api } from "./api.js";
+
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 function build(node, attrs, children) {
@@ -32,22 +34,56 @@ export function clear(node, ...children) {
 }
 
 // --- identity and seats ----------------------------------------------------------------------
-const PLAYER_KEY = "plylog.player";
+// The player is a guest identity the gateway makes (POST /v1/players): the name typed in the
+// header plus a random suffix (ann~k3f9xq), and a token that proves it. Others invite a player
+// by that id; nobody else can act as it.
+const NAME_KEY = "plylog.player";
+const IDENTITY_KEY = "plylog.identity";
 const SEATS_KEY = "plylog.seats";
 
 export function playerName() {
-  let name = localStorage.getItem(PLAYER_KEY);
+  let name = localStorage.getItem(NAME_KEY);
   if (!name) {
-    name = "guest-" + Math.random().toString(36).slice(2, 7);
-    localStorage.setItem(PLAYER_KEY, name);
+    name = "guest" + Math.random().toString(36).slice(2, 6);
+    localStorage.setItem(NAME_KEY, name);
   }
   return name;
 }
 
 function setPlayerName(name) {
-  const clean = name.trim().slice(0, 64);
-  if (clean) localStorage.setItem(PLAYER_KEY, clean);
+  const clean = name.trim().replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 40);
+  if (clean && clean !== localStorage.getItem(NAME_KEY)) {
+    localStorage.setItem(NAME_KEY, clean);
+    localStorage.removeItem(IDENTITY_KEY); // a new name is a new identity
+  }
   return playerName();
+}
+
+/** The stored identity {player, token} for the current name, or null (none made yet). */
+export function storedIdentity() {
+  try {
+    const stored = JSON.parse(localStorage.getItem(IDENTITY_KEY));
+    return stored && stored.name === playerName() ? stored : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The identity for the current name, made by the gateway on first use. */
+export async function identity() {
+  const stored = storedIdentity();
+  if (stored) return stored;
+  const answer = await api.newPlayer(playerName());
+  const made = { name: playerName(), player: answer.player, token: answer.token };
+  localStorage.setItem(IDENTITY_KEY, JSON.stringify(made));
+  showIdentity();
+  return made;
+}
+
+function showIdentity() {
+  const shown = document.getElementById("player-id");
+  const stored = storedIdentity();
+  if (shown) shown.textContent = stored ? stored.player : "(made when you first play)";
 }
 
 function allSeats() {
@@ -90,14 +126,18 @@ export function header(active) {
   const link = (href, label, name) =>
     h("a", { href, "aria-current": active === name ? "page" : undefined }, label);
   const nameInput = h("input", {
-    id: "player-name", value: playerName(), maxlength: 64, autocomplete: "nickname", size: 14,
+    id: "player-name", value: playerName(), maxlength: 40, autocomplete: "nickname", size: 14,
     "aria-label": "your player name",
-    onchange: (e) => { e.target.value = setPlayerName(e.target.value); },
+    onchange: (e) => { e.target.value = setPlayerName(e.target.value); showIdentity(); },
   });
+  const stored = storedIdentity();
+  if (!stored) identity().catch(() => {}); // shown as soon as the gateway made it; retried on first use
   return h("header", { class: "site" },
     h("a", { class: "brand", href: "/" }, "plylog"),
     h("nav", { "aria-label": "main" }, link("/", "Lobby", "lobby"), link("/leaderboards.html", "Leaderboards", "leaderboards")),
-    h("label", { class: "who" }, "Playing as ", nameInput));
+    h("label", { class: "who" }, "Playing as ", nameInput),
+    h("span", { class: "who hint", title: "others invite you with this id" }, " id ",
+      h("code", { id: "player-id" }, stored ? stored.player : "(made when you first play)")));
 }
 
 /** A message area: show(text, kind) with kind "error" (role=alert) or "info". */

@@ -1,0 +1,269 @@
+"""Playing over HTTP: identities, creating and joining matches, seat tokens, actions.
+
+A seat token is handed out only to the player who holds the seat (or to the operator): at a
+create the rules accepted in that very request, at an accepted join, or later from
+`GET /v1/matches/{id}/tokens` with the player's credential. A create naming another player seats
+nobody but the creator: the other seat is reserved for that player, who takes it with their own
+credential (`join`), so nobody plays — or loses a rated match — without having said so.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets
+import uuid
+from typing import Any, Optional
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from games.registry import get_game
+from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
+from schemas.lifecycle import Clock
+
+from .app import Gateway
+from .auth import gw, identity_of, limit_address, limit_player, seat_of
+from .errors import ApiError
+from .history import Folded, HistoryUnavailable
+from .identity import Identity, reserved
+from .submit import move_record
+
+router = APIRouter()
+MAX_WAIT_S = 60.0
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewPlayer(Body):
+    name: str = Field(description="1-40 letters, digits, '_', '.' or '-'; the id gets a random suffix: ann~k3f9xq")
+
+
+class NewMatch(Body):
+    game: GameName
+    seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2,
+                                            description="seat 0 first: yourself, null (an open seat), or another "
+                                                        "player (the seat is reserved for them; they join it)")
+    options: dict[str, Any] = Field(default_factory=dict, description="the game's options (rules/<game>.md)")
+    clock: Optional[Clock] = None
+    match_id: Optional[MatchId] = Field(default=None, description="omitted: a new random id")
+    creator: Optional[PlayerId] = Field(default=None, description="operator only: who creates it (default: the "
+                                                                  "credential's player)")
+
+
+class JoinRequest(Body):
+    player: Optional[PlayerId] = Field(default=None, description="operator only: the player who joins "
+                                                                 "(others join as their credential's player)")
+
+
+class ActionRequest(Body):
+    action: dict[str, Any] = Field(description='a lifecycle or game action, e.g. {"type": "resign"}')
+    event_id: Optional[EventId] = Field(default=None, description="idempotency key; omitted: a new one")
+    expected_seq: Optional[int] = Field(default=None, ge=0, le=2**53, strict=True,
+                                        description="reject as stale unless the match is at this seq")
+    seat: Optional[Seat] = Field(default=None, description="the seat you act for; must be the token's")
+
+
+# --- helpers -------------------------------------------------------------------------------------------
+def _wait_timeout(gateway: Gateway, timeout: Optional[float]) -> float:
+    return min(timeout, MAX_WAIT_S) if timeout is not None else gateway.config.wait_timeout_s
+
+
+async def known_match(gateway: Gateway, match_id: str, *fields: str) -> dict[str, Any]:
+    found = await gateway.projection.match_fields(match_id, *fields)
+    if found is None:
+        raise ApiError(404, "unknown_match", f"no match {match_id!r} (or it is not projected yet)")
+    return found
+
+
+def _rejection(result: dict[str, Any], status: int) -> ApiError:
+    reason = result.get("reason") or {"code": "rejected", "message": "rejected"}
+    return ApiError(status, reason["code"], reason["message"], result=result)
+
+
+def _pending(record: dict[str, Any], what: str) -> JSONResponse:
+    return JSONResponse({"status": "pending", "match_id": record["match_id"], "event_id": record["event_id"],
+                         "message": f"written to the log; no result within the wait time. Watch the stream; once "
+                                    f"{what}, GET /v1/matches/{record['match_id']}/tokens with your credential "
+                                    "gives your seat token(s)"}, 202)
+
+
+def _seating(identity: Identity, wanted: list[Optional[str]]) -> tuple[list[Optional[str]], list[Optional[str]]]:
+    """(seats, invited) of a create: the operator seats whom it names; a player seats themselves
+    and reserves the seats of the others it names."""
+    for player in wanted:
+        if player is not None and reserved(player) and not player.startswith("bot:"):
+            raise ApiError(422, "malformed", f"{player!r} is one of plylog's own ids; it cannot hold a seat")
+        if player is not None and player.startswith("bot:"):
+            raise ApiError(422, "unknown_bot", f"there is no bot {player!r} on this server")
+    if identity.operator:
+        return list(wanted), [None, None]
+    seats = [p if p is None or p == identity.player else None for p in wanted]
+    invited = [p if p is not None and p != identity.player else None for p in wanted]
+    return seats, invited
+
+
+def _tokens_for(gateway: Gateway, identity: Identity, match_id: str, seats: list[Optional[str]]) -> list[Optional[str]]:
+    return [gateway.tokens.issue(match_id, seat) if player is not None and (identity.operator or player == identity.player)
+            else None for seat, player in enumerate(seats)]
+
+
+# --- identities ----------------------------------------------------------------------------------------
+@router.post("/v1/players", status_code=201, tags=["play"],
+             summary="A new guest identity: its player id and token (guest mode)")
+async def new_player(body: NewPlayer, request: Request) -> Any:
+    gateway = gw(request)
+    await limit_address(request)
+    try:
+        player, token = gateway.auth.new_guest(body.name)
+    except ValueError as error:  # InvalidCredential (jwt mode) too
+        status = 403 if gateway.auth.mode != "guest" else 422
+        raise ApiError(status, "forbidden" if status == 403 else "malformed", str(error)) from None
+    return JSONResponse({"player": player, "token": token}, 201)
+
+
+@router.get("/v1/whoami", tags=["play"], summary="The player the bearer credential proves")
+async def whoami(request: Request) -> Any:
+    identity = identity_of(request)
+    return {"player": identity.player, "via": identity.via}
+
+
+# --- matches: create, join, tokens, act -------------------------------------------------------------
+@router.post("/v1/matches", status_code=201, tags=["play"],
+             summary="Create a match; returns the seat tokens of the caller's seats")
+async def create_match(body: NewMatch, request: Request, timeout: Optional[float] = Query(None, gt=0)) -> Any:
+    gateway = gw(request)
+    identity = identity_of(request)
+    if body.creator is not None and not identity.operator and body.creator != identity.player:
+        raise ApiError(403, "forbidden", f"you create matches as {identity.player!r}; `creator` is the operator's")
+    await limit_address(request)
+    await limit_player(request, identity.player)
+    seats, invited = _seating(identity, body.seats)
+    match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"
+    action: dict[str, Any] = {"type": "create", "game": body.game, "seats": seats, "options": body.options}
+    if body.clock is not None:
+        action["clock"] = body.clock.model_dump()
+    if any(invited):
+        action["invited"] = invited
+    record = move_record(match_id, body.creator or identity.player, action)
+    result = await gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    if result is None:
+        return _pending(record, "the match is created")
+    if result["status"] != "accepted" or result["duplicate"]:
+        raise _rejection(result, 409 if result.get("reason", {}).get("code") == "match_exists" else 422)
+    return JSONResponse({"match_id": match_id, "seq": result["seq"], "seats": seats, "invited": invited,
+                         "tokens": _tokens_for(gateway, identity, match_id, seats), "view": result["view"]}, 201,
+                        headers={"Location": f"/v1/matches/{match_id}"})
+
+
+@router.post("/v1/matches/{match_id}/join", tags=["play"],
+             summary="Take an open seat (the one reserved for you, if any); returns its token")
+async def join_match(match_id: MatchId, request: Request, body: Optional[JoinRequest] = None,
+                     timeout: Optional[float] = Query(None, gt=0)) -> Any:
+    gateway = gw(request)
+    identity = identity_of(request)
+    named = body.player if body is not None else None
+    if named is not None and not identity.operator and named != identity.player:
+        raise ApiError(403, "forbidden", f"you join as {identity.player!r}; naming another player is the operator's")
+    if identity.operator and named is None:
+        raise ApiError(422, "malformed", 'the operator joins for a named player: send {"player": ...}')
+    player = named or identity.player
+    await known_match(gateway, match_id)
+    await limit_address(request)
+    await limit_player(request, player)
+    record = move_record(match_id, player, {"type": "join"})
+    result = await gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    if result is None:
+        return _pending(record, "you have joined")
+    if result["status"] != "accepted" or result["duplicate"]:
+        raise _rejection(result, 409)
+    joined = next(e for e in result["events"] if e["type"] == "seat_joined")
+    return {"match_id": match_id, "seat": joined["seat"], "player": player,
+            "token": gateway.tokens.issue(match_id, joined["seat"]), "seq": result["seq"], "view": result["view"]}
+
+
+@router.get("/v1/matches/{match_id}/tokens", tags=["play"],
+            summary="The seat tokens of the seats the caller holds (the operator: every seat)")
+async def seat_tokens(match_id: MatchId, request: Request) -> Any:
+    gateway = gw(request)
+    identity = identity_of(request)
+    seats = (await known_match(gateway, match_id, "seats")).get("seats") or [None, None]
+    tokens = _tokens_for(gateway, identity, match_id, seats)
+    if not any(tokens):
+        raise ApiError(403, "forbidden", f"{identity.player!r} holds no seat in {match_id!r}")
+    return JSONResponse({"match_id": match_id, "seats": seats, "tokens": tokens}, headers={"Cache-Control": "no-store"})
+
+
+@router.post("/v1/matches/{match_id}/actions", status_code=202, tags=["play"],
+             summary="Submit an action for the token's seat (wait=true: get its result)")
+async def act(match_id: MatchId, body: ActionRequest, request: Request, wait: bool = False,
+              timeout: Optional[float] = Query(None, gt=0)) -> Any:
+    gateway = gw(request)
+    claim, seats = await _seat(request, match_id, body.seat)
+    if not isinstance(body.action.get("type"), str):
+        raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
+    player = seats[claim.seat]
+    if player is None:
+        raise ApiError(403, "forbidden", f"seat {claim.seat} of {match_id!r} has no player yet")
+    await limit_player(request, player)
+    record = move_record(match_id, player, body.action, body.event_id, body.expected_seq)
+    result = await gateway.submitter.submit(record, wait=wait, timeout_s=_wait_timeout(gateway, timeout))
+    if not wait:
+        return {"status": "submitted", "match_id": match_id, "event_id": record["event_id"], "at": record["at"]}
+    if result is None:
+        return JSONResponse({"status": "pending", "match_id": match_id, "event_id": record["event_id"],
+                             "message": "written to the log; no result within the wait time (watch the stream)"}, 202)
+    return JSONResponse(result, 200)
+
+
+async def _seat(request: Request, match_id: str, wanted: Optional[int]):
+    """(the seat the bearer acts for, the match's seats); 401/403/404 as the case may be."""
+    meta = await known_match(gw(request), match_id, "seats", "view")
+    seats = meta.get("seats") or [None, None]
+    claim = seat_of(request, match_id, seats, (meta.get("view") or {}).get("to_move"))
+    if wanted is not None and wanted != claim.seat:
+        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
+    return claim, seats
+
+
+async def folded(gateway: Gateway, match_id: str) -> Folded:
+    meta = await known_match(gateway, match_id, "created_at")
+    try:
+        return await gateway.history.fold(match_id, meta.get("created_at") or "1970-01-01T00:00:00Z")
+    except HistoryUnavailable as error:
+        raise ApiError(503, "unavailable", f"the match log cannot be read now: {error}") from None
+
+
+@router.get("/v1/matches/{match_id}/legal-actions", tags=["play"],
+            summary="The token's seat's legal actions now (empty when it is not to move)")
+async def legal_actions(match_id: MatchId, request: Request, seat: Optional[int] = Query(None, ge=0, le=1)) -> Any:
+    gateway = gw(request)
+    claim, _ = await _seat(request, match_id, seat)
+    state = (await folded(gateway, match_id)).current
+    actions: list[dict[str, Any]] = []
+    truncated, commit_listed = False, False
+    if state is not None and claim.seat in state.to_move():
+        cap = gateway.config.legal_actions_cap
+        listed = await asyncio.to_thread(
+            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, claim.seat), cap + 1)))
+        truncated = len(listed) > cap
+        commit_listed = any(a.get("type") == "commit" for a in listed)
+        actions = _without_guessable_secrets(listed[:cap])
+    body = {"match_id": match_id, "seat": claim.seat, "seq": state.seq if state else 0,
+            "status": state.status if state else None, "to_move": list(state.to_move()) if state else [],
+            "actions": actions, "truncated": truncated}
+    if commit_listed:
+        body["hint"] = ("commit: send the MM1 commitment of a code and salt of your own "
+                        "(sha256 hex of \"MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>\"; rules/mastermind.md)")
+    return body
+
+
+def _without_guessable_secrets(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rules list Mastermind's set_code with a salt, and commit with a commitment, derived from
+    public data (fine for bots, fatal for a person: the code could be recovered from the public
+    commitment). set_code gets a fresh unguessable salt; commit is left out (the client makes its own)."""
+    salt = secrets.token_hex(16)
+    return [{**a, "salt": salt} if a.get("type") == "set_code" else a
+            for a in actions if a.get("type") != "commit"]
