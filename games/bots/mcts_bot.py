@@ -27,22 +27,22 @@ SEARCHES = {
 
 
 class MctsBot:
-    """`mcts-N`: Monte Carlo tree search with `playouts` simulations per decision."""
+    """`mcts-N`: Monte Carlo tree search with `playouts[game]` simulations per decision."""
 
     games = frozenset(SEARCHES)
 
-    def __init__(self, bot_id: str, playouts: int, description: str = ""):
+    def __init__(self, bot_id: str, playouts: dict[str, int]):
         self.id = bot_id
-        self.playouts = playouts
-        self.description = description or f"MCTS, {playouts} playouts per move"
+        self.playouts = dict(playouts)
+        self.description = "MCTS, playouts per move: " + ", ".join(f"{g} {n}" for g, n in sorted(playouts.items()))
 
-    def default_budget(self) -> Budget:
-        return Budget(playouts=self.playouts)
+    def default_budget(self, game: str) -> Budget:
+        return Budget(playouts=self.playouts[game])
 
     def choose(self, state: MatchState, seat: int, rng: random.Random,
                budget: Optional[Budget] = None) -> ActionDict:
         game, board = acting_board(state, seat, self.id, self.games)
-        budget = budget or self.default_budget()
+        budget = budget or self.default_budget(game.name)
         if game.name == "mind_ninja" and board.phase in mind_ninja_prelude.PHASES:
             return mind_ninja_prelude.choose(game, board, seat)
         policy, settings = SEARCHES[game.name]

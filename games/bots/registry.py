@@ -3,7 +3,7 @@
 | id | games | what |
 |---|---|---|
 | `random` | all | the game's uniformly random legal action |
-| `mcts-1`, `mcts-2`, `mcts-3` | strands, mana, mind_ninja | MCTS with 16 / 96 / 384 playouts per move |
+| `mcts-1`, `mcts-2`, `mcts-3` | strands, mana, mind_ninja | MCTS; playouts per move in `MCTS_PLAYOUTS` (4× per level) |
 | `consistent`, `knuth`, `entropy`, `expected-size`, `most-parts` | mastermind | codebreaker strategies |
 
 Defaults: `most-parts` for Mastermind, `mcts-2` for the others (`DEFAULTS`). Mastermind
@@ -18,7 +18,12 @@ from .mastermind_bot import MastermindBot
 from .mcts_bot import MctsBot
 from .random_bot import RandomBot
 
-MCTS_PLAYOUTS = {"mcts-1": 16, "mcts-2": 96, "mcts-3": 384}
+# Playouts per move, per level and game (Mind Ninja's playouts are longest: 127 cells).
+MCTS_PLAYOUTS = {
+    "mcts-1": {"strands": 16, "mana": 16, "mind_ninja": 12},
+    "mcts-2": {"strands": 128, "mana": 128, "mind_ninja": 48},
+    "mcts-3": {"strands": 512, "mana": 512, "mind_ninja": 192},
+}
 MASTERMIND_STRATEGIES = ("consistent", "knuth", "entropy", "expected-size", "most-parts")  # weak to strong
 
 DEFAULTS = {"mastermind": "most-parts", "strands": "mcts-2", "mana": "mcts-2", "mind_ninja": "mcts-2"}

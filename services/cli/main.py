@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "services.cli.projector_cmd",  # rebuild
     "services.cli.play",         # new, join, act, show, watch, play, leaderboard (over HTTP)
     "services.cli.bench_cmd",    # bench
+    "services.cli.bots_cmd",     # bot-eval (offline, through the fold)
 ]
 
 app = typer.Typer(
