@@ -104,8 +104,14 @@ class Tally:
             "win_rate": self.wins / self.games if self.games else 0.0,
             "seconds_per_move": statistics.median(self.seconds) if self.seconds else None,
             "mean_seconds_per_move": statistics.fmean(self.seconds) if self.seconds else None,
+            "p95_seconds_per_move": percentile(self.seconds, 0.95) if self.seconds else None,
             "moves": len(self.seconds), "mean_plies": self.plies / self.games if self.games else 0.0,
         }
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def series(game: str, options: dict[str, Any], bot: Bot, opponent: Bot, games: int, seed: int,

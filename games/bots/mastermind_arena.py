@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Optional
 from games.fold import Replayer
 from games.mastermind import as_list
 
-from .arena import Clock, _feed, move_rng
+from .arena import Clock, _feed, move_rng, percentile
 from .base import Bot
 
 MAX_ROWS = 50
@@ -32,6 +32,7 @@ class BreakTally:
             "unsolved": self.unsolved,
             "histogram": {str(k): v for k, v in sorted(Counter(found).items())},
             "median_ms_per_move": statistics.median(self.seconds) * 1000 if self.seconds else None,
+            "p95_ms_per_move": percentile(self.seconds, 0.95) * 1000 if self.seconds else None,
             "max_ms_per_move": max(self.seconds) * 1000 if self.seconds else None,
             "moves": len(self.seconds),
         }
