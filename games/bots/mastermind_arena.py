@@ -23,6 +23,7 @@ class BreakTally:
     guesses: list[int] = field(default_factory=list)  # per secret: the row it was found on
     unsolved: int = 0
     seconds: list[float] = field(default_factory=list)
+    seconds_by_row: dict[int, list[float]] = field(default_factory=dict)  # most rows after the tabled first two search
 
     def summary(self) -> dict[str, Any]:
         found = self.guesses
@@ -35,6 +36,8 @@ class BreakTally:
             "p95_ms_per_move": percentile(self.seconds, 0.95) * 1000 if self.seconds else None,
             "max_ms_per_move": max(self.seconds) * 1000 if self.seconds else None,
             "moves": len(self.seconds),
+            "median_ms_by_row": {str(row): round(statistics.median(times) * 1000, 3)
+                                 for row, times in sorted(self.seconds_by_row.items())},
         }
 
 
@@ -55,7 +58,9 @@ def break_one(bot: Bot, options: dict[str, Any], secret: str, seed: int, match_i
         started = clock() if clock else 0.0
         action = bot.choose(state, 1, move_rng(seed, match_id, n))
         if clock and tally is not None:
-            tally.seconds.append(clock() - started)
+            spent = clock() - started
+            tally.seconds.append(spent)
+            tally.seconds_by_row.setdefault(n - 1, []).append(spent)
         state = _feed(replayer, match_id, players[1], action, n)
     return MAX_ROWS + 1
 
