@@ -28,8 +28,9 @@ from . import tables
 from .mastermind_space import Candidates, Key, Rows, canonical_guesses, consistent, enumerable
 
 WORK = 100_000  # feedback computations per decision beyond the tables
-FIRST_GUESS_SAMPLE = 3_000  # codes a first guess is scored against in spaces too large to list
-MAX_SAMPLED_CONSISTENT = 300
+FIRST_GUESS_SAMPLE = 1_500  # codes a first guess is scored against in spaces too large to list
+MAX_SAMPLED_CONSISTENT = 100  # consistent codes drawn in spaces too large to list
+MAX_SAMPLED_POOL = 300  # guesses scored in spaces too large to list (each new code costs its signature)
 OPENINGS = "mastermind-openings"
 
 
@@ -121,6 +122,8 @@ def guess_pool(key: Key, consistent_codes: tuple[str, ...], scored: tuple[str, .
     consistent codes (half at most) and random valid codes."""
     if enumerable(key) and space_size(key) <= size:
         return list(all_codes(key))
+    if not enumerable(key):
+        size = min(size, MAX_SAMPLED_POOL)
     pool = list(scored[:size // 2])
     if len(consistent_codes) > len(pool):
         pool = sorted(rng.sample(consistent_codes, min(len(consistent_codes), size // 2)))

@@ -15,7 +15,8 @@ from games.mastermind import DIGITS, consistent_codes, feedback, space_size
 Key = tuple[int, int, bool, Optional[int]]
 Rows = tuple[tuple[str, int, int], ...]
 EXACT_SPACE = 50_000  # spaces up to this size are enumerated and filtered exactly
-SAMPLE_NODES = 40_000  # search steps the sampler may take per decision (a work budget, not a clock)
+SAMPLE_NODES = 12_000  # search steps the sampler may take to collect codes (a work budget, not a clock)
+FIRST_CODE_NODES = 400_000  # ... and to find the first one, which always exists when the answers were true
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def consistent(key: Key, rows: Rows, rng: random.Random, want: int) -> Candidate
 
 
 def sample_consistent(key: Key, rows: Rows, rng: random.Random, want: int,
-                      max_nodes: int = SAMPLE_NODES) -> tuple[set[str], bool]:
+                      max_nodes: int = SAMPLE_NODES, first_nodes: int = FIRST_CODE_NODES) -> tuple[set[str], bool]:
     """Up to `want` distinct consistent codes, each found by a depth-first search with
     random colour orders that prunes a partial code as soon as some row's black or
     black + white count can no longer come out right. Returns (codes, complete): complete
@@ -48,7 +49,7 @@ def sample_consistent(key: Key, rows: Rows, rng: random.Random, want: int,
     found: set[str] = set()
     nodes = 0
     duplicates = 0
-    while len(found) < want and nodes < max_nodes and duplicates < 20:
+    while len(found) < want and nodes < (max_nodes if found else first_nodes) and duplicates < 20:
         code: list[str] = []
         used = [0] * colors
         state = [[0, 0] for _ in rules]  # per row: blacks, hits (shared colour pegs) so far
@@ -73,12 +74,12 @@ def sample_consistent(key: Key, rows: Rows, rng: random.Random, want: int,
                     return True
                 code.pop()
                 _place(rules, state, position, colour, used, -1)
-                if nodes >= max_nodes:
+                if nodes >= (max_nodes if found else first_nodes):
                     return False
             return False
 
         if not extend(0):
-            return found, not found and nodes < max_nodes  # ran dry: no consistent code at all
+            return found, not found and nodes < first_nodes  # ran dry: no consistent code at all
         text = "".join(code)
         duplicates = duplicates + 1 if text in found else 0
         found.add(text)
