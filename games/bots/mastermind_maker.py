@@ -6,7 +6,7 @@ stores its secret: the code and salt of a try are a deterministic function of
 (secret key, match id, round, attempt):
 
     rng  = random.Random(HMAC-SHA256(secret_key, "plylog-mastermind-codemaker|<match>|<round>|<attempt>"))
-    code = a uniform valid code drawn with rng;  salt = 32 hex digits from rng.getrandbits(128)
+    code = a uniformly random valid code drawn with rng;  salt = 32 hex digits from rng.getrandbits(128)
 
 and on its next turn (feedback, reveal) the bot derives them again from the same inputs.
 The secret key is per installation and must stay secret: with it, anyone can derive every
@@ -23,10 +23,11 @@ import random
 from typing import Optional
 
 from games.core import ActionDict
-from games.mastermind import MastermindState, all_codes, as_list, commitment_of, feedback, random_code, space_size
+from games.mastermind import MastermindState, all_codes, as_list, commitment_of, feedback, random_code
+
+from .mastermind_space import enumerable
 
 OFFLINE_KEY = b"plylog-offline-bots: public, for tests and self-play only"
-UNIFORM_LIST_LIMIT = 50_000  # up to this many codes, draw from the full list (exactly uniform)
 
 
 def try_rng(secret_key: bytes, match_id: str, round_: int, attempt: int) -> random.Random:
@@ -42,9 +43,9 @@ class Codemaker:
         """(code, salt) of the running try, the same on every call."""
         rng = try_rng(self.key, board.match_id, board.round, board.attempt)
         key = board.settings.key
-        if space_size(key) <= UNIFORM_LIST_LIMIT:
+        if enumerable(key):  # draw from the list: exactly uniform
             code = rng.choice(all_codes(key))
-        else:
+        else:  # the game's sampler: uniform without max_distinct, close to it with one
             code = random_code(key, rng)
         return code, f"{rng.getrandbits(128):032x}"
 

@@ -14,7 +14,8 @@ from games.mastermind import DIGITS, consistent_codes, feedback, space_size
 
 Key = tuple[int, int, bool, Optional[int]]
 Rows = tuple[tuple[str, int, int], ...]
-EXACT_SPACE = 50_000  # spaces up to this size are enumerated and filtered exactly
+EXACT_SPACE = 50_000  # spaces up to this size are enumerated and filtered exactly...
+ENUMERATION_LIMIT = 200_000  # ...when listing them walks at most this many codes (max_distinct filters a product)
 SAMPLE_NODES = 12_000  # search steps the sampler may take to collect codes (a work budget, not a clock)
 FIRST_CODE_NODES = 400_000  # ... and to find the first one, which always exists when the answers were true
 
@@ -26,7 +27,9 @@ class Candidates:
 
 
 def enumerable(key: Key) -> bool:
-    return space_size(key) <= EXACT_SPACE
+    pegs, colors, repeats, max_distinct = key
+    walked = colors ** pegs if repeats and max_distinct is not None else space_size(key)
+    return space_size(key) <= EXACT_SPACE and walked <= ENUMERATION_LIMIT
 
 
 def consistent(key: Key, rows: Rows, rng: random.Random, want: int) -> Candidates:
