@@ -31,6 +31,7 @@ class MatchResult:
     reason: str
     plies: int
     seconds: list[list[float]] = field(default_factory=lambda: [[], []])  # decision times per seat
+    final: Optional[MatchState] = None  # the match as it ended
 
 
 def player_ids(bots: tuple[Bot, Bot]) -> tuple[str, str]:
@@ -51,24 +52,25 @@ def play_match(game: str, options: dict[str, Any], bots: tuple[Bot, Bot], seed: 
     replayer = Replayer()
     players = player_ids(bots)
     create = {"type": "create", "game": game, "seats": list(players), "options": options}
-    _feed(replayer, match_id, players[0], create, 0)
+    feed(replayer, match_id, players[0], create, 0)
     result = MatchResult(None, "", 0)
     for n in range(1, max_records):
         state = replayer.states[match_id]
         if state.status == "over":
-            result.winner, result.reason = state.outcome["winner"], state.outcome["reason"]
+            result.winner, result.reason, result.final = state.outcome["winner"], state.outcome["reason"], state
             return result
         seat = state.to_move()[0]
         started = clock() if clock else 0.0
         action = bots[seat].choose(state, seat, move_rng(seed, match_id, n), budgets[seat])
         if clock:
             result.seconds[seat].append(clock() - started)
-        _feed(replayer, match_id, state.seats[seat], action, n)
+        feed(replayer, match_id, state.seats[seat], action, n)
         result.plies += 1
     raise RuntimeError(f"{game} match {match_id} did not end within {max_records} records")
 
 
-def _feed(replayer: Replayer, match_id: str, player: str, action: dict[str, Any], n: int) -> MatchState:
+def feed(replayer: Replayer, match_id: str, player: str, action: dict[str, Any], n: int) -> MatchState:
+    """Fold one action as record `n` of the match; IllegalBotAction if the fold rejects it."""
     raw = move_record(match_id, player, action, f"{match_id}-{n}", DEFAULT_START_MS + n * 1000)
     taken = replayer.feed(raw)
     if taken.result["status"] != "accepted":

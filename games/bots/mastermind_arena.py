@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Optional
 from games.fold import Replayer
 from games.mastermind import as_list
 
-from .arena import Clock, _feed, move_rng, percentile
+from .arena import Clock, feed, move_rng, percentile
 from .base import Bot
 
 MAX_ROWS = 50
@@ -47,10 +47,10 @@ def break_one(bot: Bot, options: dict[str, Any], secret: str, seed: int, match_i
     replayer = Replayer()
     players = ("maker", f"bot:{bot.id}")
     options = {**options, "rounds": 2, "max_rows": MAX_ROWS, "feedback": "auto"}
-    _feed(replayer, match_id, players[0], {"type": "create", "game": "mastermind", "seats": list(players),
+    feed(replayer, match_id, players[0], {"type": "create", "game": "mastermind", "seats": list(players),
                                             "options": options}, 0)
     salt = f"{random.Random(f'{seed}|{match_id}').getrandbits(64):016x}"
-    state = _feed(replayer, match_id, players[0], {"type": "set_code", "code": as_list(secret), "salt": salt}, 1)
+    state = feed(replayer, match_id, players[0], {"type": "set_code", "code": as_list(secret), "salt": salt}, 1)
     for n in range(2, MAX_ROWS + 2):
         board = state.board
         if board.round != 1 or board.phase != "guess":
@@ -61,7 +61,7 @@ def break_one(bot: Bot, options: dict[str, Any], secret: str, seed: int, match_i
             spent = clock() - started
             tally.seconds.append(spent)
             tally.seconds_by_row.setdefault(n - 1, []).append(spent)
-        state = _feed(replayer, match_id, players[1], action, n)
+        state = feed(replayer, match_id, players[1], action, n)
     return MAX_ROWS + 1
 
 

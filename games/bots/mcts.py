@@ -93,12 +93,12 @@ class Search:
         while not meter.exhausted:
             self._iterate(root)
             meter.spend()
-        return self.best(root).action
+        return self.best(root)
 
-    def best(self, root: Node) -> Node:
-        if not root.children:  # a budget of one playout ended before any child: the first candidate
-            return Node(self.game, root.board, root.seat, root.untried[0], None)
-        return max(root.children, key=lambda c: (c.visits, c.value / c.visits if c.visits else 0.0))
+    @staticmethod
+    def best(root: Node) -> ActionDict:
+        """The most visited move (every budget runs at least one iteration, so one exists)."""
+        return max(root.children, key=lambda c: (c.visits, c.value / c.visits)).action
 
     def _winning_move(self, root: Node, seat: int) -> Optional[ActionDict]:
         """A candidate that wins at once (cheap, and plain UCT may spread its playouts thin)."""

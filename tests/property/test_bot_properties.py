@@ -73,8 +73,7 @@ def test_the_codemaker_commits_answers_and_reveals_truthfully(options, seed, bot
     players = (make_bot(bots[0], secret_key=key), make_bot(bots[1], secret_key=key))
     result = play_match("mastermind", options, players, seed, "mm-prop")
     assert result.reason in ("lowest_total", "draw")
-    # Replay the same match to inspect its tries: no indication error, and each secret re-derived.
-    final = _final_state(options, players, seed)
+    final = result.final
     assert final.board.penalties == (0, 0)
     for finished in final.board.tries:
         assert finished.error is None
@@ -84,25 +83,6 @@ def test_the_codemaker_commits_answers_and_reveals_truthfully(options, seed, bot
                                 round=finished.round, attempt=finished.attempt)
         assert Codemaker(key).secret(probe) == (finished.code, finished.salt)
         assert 16 <= len(finished.salt) <= 128
-
-
-def _final_state(options, players, seed) -> MatchState:
-    from games.bots import arena
-
-    states = []
-    original = arena._feed
-
-    def spy(replayer, match_id, player, action, n):
-        state = original(replayer, match_id, player, action, n)
-        states.append(state)
-        return state
-
-    arena._feed = spy
-    try:
-        arena.play_match("mastermind", options, players, seed, "mm-prop")
-    finally:
-        arena._feed = original
-    return states[-1]
 
 
 @given(seed=st.integers(0, 2**32 - 1))
