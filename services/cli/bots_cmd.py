@@ -23,6 +23,7 @@ from services.cli._errors import CliError
 
 ENUMERATE_LIMIT = 50_000  # Mastermind spaces up to this are played secret by secret
 DEFAULT_SAMPLE = 1_000
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def bot_eval(
@@ -44,6 +45,8 @@ def bot_eval(
     sample: Optional[int] = typer.Option(None, "--sample", min=1, help="Mastermind: play this many random secrets instead "
                                                                         f"of all (default: all up to {ENUMERATE_LIMIT:,} codes, "
                                                                         f"else {DEFAULT_SAMPLE:,})."),
+    clock: str = typer.Option("wall", "--clock", help="Time decisions by the wall clock, or by the process's CPU time "
+                                                      "(`cpu`: steadier on a machine shared with other work)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
     """Measure a bot offline: every action goes through the rules worker's own fold.
@@ -58,21 +61,24 @@ def bot_eval(
     """
     if game not in GAME_MODULES:
         raise CliError(f"unknown game {game!r}", f"one of: {', '.join(GAME_MODULES)}")
+    if clock not in CLOCKS:
+        raise CliError(f"unknown clock {clock!r}", "--clock wall or --clock cpu")
+    timer = CLOCKS[clock]
     console = Console(stderr=True, highlight=False)
     if game == "mastermind":
         options = {"pegs": pegs, "colors": colours, "repeats": repeats, "max_distinct": max_distinct,
                    **_parse_options(option)}
         _check_options(game, options)
         name = strategy or bot or default_bot_id(game)
-        summary = _mastermind(_bot(name, game), options, sample, seed, console)
+        summary = _mastermind(_bot(name, game), options, sample, seed, console, timer)
     else:
         options = _parse_options(option)
         _check_options(game, options)
         name = bot or strategy or default_bot_id(game)
         subject, opponent = _bot(name, game), _bot(vs, game)
         budget = Budget(playouts=playouts) if playouts else None
-        summary = _matches(game, options, subject, opponent, games, seed, budget, console)
-    summary = {"game": game, "bot": name, **summary, "seed": seed}
+        summary = _matches(game, options, subject, opponent, games, seed, budget, console, timer)
+    summary = {"game": game, "bot": name, **summary, "seed": seed, "clock": clock}
     if as_json:
         typer.echo(json.dumps(summary))
     else:
@@ -114,7 +120,8 @@ def _progress(console: Console) -> Progress:
                     console=console, transient=True, disable=not sys.stderr.isatty())
 
 
-def _mastermind(bot, options: dict[str, Any], sample: Optional[int], seed: int, console: Console) -> dict[str, Any]:
+def _mastermind(bot, options: dict[str, Any], sample: Optional[int], seed: int, console: Console,
+                timer) -> dict[str, Any]:
     key = (options["pegs"], options["colors"], options["repeats"], options["max_distinct"])
     size = space_size(key)
     if sample is None and size <= ENUMERATE_LIMIT:
@@ -125,18 +132,18 @@ def _mastermind(bot, options: dict[str, Any], sample: Optional[int], seed: int, 
     started = time.perf_counter()
     with _progress(console) as progress:
         task = progress.add_task(f"{bot.id} on {len(secrets):,} secrets", total=len(secrets))
-        tally = _run(lambda: break_all(bot, options, secrets, seed, time.perf_counter,
+        tally = _run(lambda: break_all(bot, options, secrets, seed, timer,
                                        on_secret=lambda i, s, rows: progress.advance(task)))
     return {**tally.summary(), "secrets": "all" if len(secrets) == size else "sample", "space": size,
             "options": options, "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _matches(game: str, options: dict[str, Any], bot, opponent, games: int, seed: int, budget: Optional[Budget],
-             console: Console) -> dict[str, Any]:
+             console: Console, timer) -> dict[str, Any]:
     started = time.perf_counter()
     with _progress(console) as progress:
         task = progress.add_task(f"{bot.id} vs {opponent.id}", total=games)
-        tally = _run(lambda: series(game, options, bot, opponent, games, seed, budget, time.perf_counter,
+        tally = _run(lambda: series(game, options, bot, opponent, games, seed, budget, timer,
                                     on_match=lambda i, result, seat: progress.advance(task)))
     return {"vs": opponent.id, **tally.summary(), "options": options,
             "playouts": budget.playouts if budget else getattr(bot, "playouts", {}).get(game),

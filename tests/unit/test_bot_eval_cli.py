@@ -54,6 +54,11 @@ def test_matches_against_random_are_counted_from_the_bots_side_and_repeatable():
     assert untimed(first) == untimed(second)
 
 
+def test_cpu_clock_times_the_moves_too():
+    summary = run_json("mastermind", "--pegs", "2", "--colours", "3", "--clock", "cpu")
+    assert summary["clock"] == "cpu" and summary["median_ms_per_move"] >= 0 and summary["games"] == 9
+
+
 def test_the_default_bot_is_the_default_level():
     summary = run_json("mana", "--games", "1", "--playouts", "2", "-o", "max_plies=20")
     assert summary["bot"] == "mcts-2" and summary["games"] == 1
@@ -65,6 +70,7 @@ def test_the_default_bot_is_the_default_level():
     (["mastermind", "--strategy", "psychic"], "no bot 'psychic'"),
     (["mana", "-o", "max_plies=-3"], "invalid mana options"),
     (["strands", "-o", "layout"], "is not KEY=VALUE"),
+    (["mana", "--clock", "sundial"], "unknown clock"),
 ])
 def test_errors_are_cli_errors(args, message):
     result = runner.invoke(app, ["bot-eval", *args])
