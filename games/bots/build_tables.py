@@ -44,7 +44,8 @@ def mastermind_opening(key, strategy: str) -> dict:
             second[f"{black},{white}"] = best_guess(strategy, everything, codes_t, frozenset(codes_t))
         else:
             rng = random.Random(f"opening|{key}|{strategy}|{black},{white}")
-            second[f"{black},{white}"] = search_guess(key, Candidates(codes_t, True), strategy, rng, SAMPLED_WORK)
+            second[f"{black},{white}"] = search_guess(key, Candidates(codes_t, True), strategy, rng,
+                                                         SAMPLED_WORK, SAMPLED_WORK)
     return {"first": first, "second": second}
 
 

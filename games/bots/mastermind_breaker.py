@@ -8,8 +8,9 @@ codes best, by one of the classic measures (Knuth 1977; Kooi 2005):
 - `consistent`: a uniformly random consistent code (the weak, fast baseline).
 
 Cost: scoring a guess costs one `feedback` per consistent code. A move may spend `WORK`
-feedback computations (about 70 ms here); where all guesses × all consistent codes exceed
-that, guesses and consistent codes are sampled (with the rng, so a seed fixes the choice).
+feedback computations (about 70 ms here) when that scores every valid guess against every
+consistent code; where it does not, guesses and consistent codes are sampled within
+`SAMPLED_WORK` (with the rng, so a seed fixes the choice).
 The first guess is chosen among shapes only (0011 stands for every code with two pairs); the
 second comes from the opening table (tables built by `python -m games.bots.build_tables`),
 computed exactly offline, and is computed like any other move where the table has no entry.
@@ -27,7 +28,8 @@ from games.mastermind import all_codes, feedback, random_code, space_size
 from . import tables
 from .mastermind_space import Candidates, Key, Rows, canonical_guesses, consistent, enumerable
 
-WORK = 100_000  # feedback computations per decision beyond the tables
+WORK = 100_000  # feedback computations per decision beyond the tables, for an exact search
+SAMPLED_WORK = 40_000  # ... and where guesses must be sampled anyway (drawing them costs too)
 FIRST_GUESS_SAMPLE = 1_500  # codes a first guess is scored against in spaces too large to list
 MAX_SAMPLED_CONSISTENT = 100  # consistent codes drawn in spaces too large to list
 MAX_SAMPLED_POOL = 300  # guesses scored in spaces too large to list (each new code costs its signature)
@@ -108,8 +110,11 @@ def choose_guess(key: Key, rows: Rows, strategy: str, rng: random.Random, work: 
     return search_guess(key, found, strategy, rng, work)
 
 
-def search_guess(key: Key, found: Candidates, strategy: str, rng: random.Random, work: int) -> str:
+def search_guess(key: Key, found: Candidates, strategy: str, rng: random.Random, work: int,
+                 sampled_work: int = SAMPLED_WORK) -> str:
     codes = found.codes
+    if not (enumerable(key) and space_size(key) * len(codes) <= work):
+        work = min(work, sampled_work)
     if len(codes) * 20 > work:  # keep room for at least 20 guesses
         codes = tuple(sorted(rng.sample(codes, work // 20)))
     guesses = guess_pool(key, found.codes, codes, rng, work // len(codes))
