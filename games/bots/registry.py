@@ -3,7 +3,7 @@
 | id | games | what |
 |---|---|---|
 | `random` | all | the game's uniformly random legal action |
-| `mcts-1`, `mcts-2`, `mcts-3` | strands, mana, mind_ninja | MCTS; playouts per move in `MCTS_PLAYOUTS` (4× per level) |
+| `mcts-1`, `mcts-2`, `mcts-3` | strands, mana, mind_ninja | MCTS; playouts per move per game in `MCTS_PLAYOUTS` |
 | `consistent`, `knuth`, `entropy`, `expected-size`, `most-parts` | mastermind | codebreaker strategies |
 
 Defaults: `most-parts` for Mastermind, `mcts-2` for the others (`DEFAULTS`). Mastermind
