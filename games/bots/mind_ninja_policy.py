@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any, Optional
 
-from games.core import ActionDict
+from games.core import ActionDict, Rejected
 from games.mind_ninja import MindNinja, MindNinjaState
 
 from .mcts import DRAW, Rewards, advance, terminal_rewards
@@ -59,7 +59,10 @@ def winning_cells(game: MindNinja, board: MindNinjaState, seat: int) -> set[tupl
             continue
         for colour in game._colours(board, seat):
             action = {"type": "place", "cell": list(cells[i]), "color": colour}
-            rewards = terminal_rewards(game, advance(game, board, seat, action))
+            try:  # the board-level decide does not check whose turn it is; should it ever, no threat is seen
+                rewards = terminal_rewards(game, advance(game, board, seat, action))
+            except Rejected:
+                return set()
             if rewards is not None and rewards[seat] == 1.0:
                 found.add(cells[i])
                 break

@@ -56,3 +56,19 @@ def test_mcts_bots_finish_matches(game, options):
     bots = (make_bot("mcts-1"), make_bot("mcts-2"))
     result = play_match(game, options, bots, seed=11, budgets=(TINY, TINY))
     assert result.plies > 0 and result.reason
+
+
+def test_matches_do_not_depend_on_the_hash_seed():
+    """A restarted bot service gets a new PYTHONHASHSEED; the bots' choices must not change."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from games.bots import make_bot, Budget; from games.bots.arena import play_match; "
+              "r = play_match('strands', {'layout': 'small-4'}, (make_bot('mcts-2'), make_bot('mcts-1')), 5,"
+              " budgets=(Budget(playouts=12), None)); "
+              "m = play_match('mind_ninja', {'side': 3}, (make_bot('mcts-1'), make_bot('mcts-2')), 5,"
+              " budgets=(None, Budget(playouts=6))); print(r.final.board.board, m.final.board.board)")
+    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(outputs) == 1 and outputs.pop().strip()
