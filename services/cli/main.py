@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "services.cli.projector_cmd",  # rebuild
     "services.cli.play",         # login, whoami, new, join, tokens, act, show, watch, play, leaderboard (HTTP)
     "services.cli.bench_cmd",    # bench
+    "services.cli.bots_cmd",     # bot-eval (offline, through the fold)
 ]
 
 app = typer.Typer(
