@@ -4,7 +4,7 @@
     bot = make_bot("mcts-2")                          # or default_bot_id(state.game)
     action = bot.choose(match_state, seat, random.Random(seed))   # a dict `decide` accepts
 
-See games/bots/README.md for the levels, their measured strength and how to write a bot.
+See the README, "Bots", for the levels, their measured strength and how to write a bot.
 """
 from .base import Bot, BotError, Budget
 from .registry import DEFAULTS, LEVELS, bot_ids, default_bot_id, make_bot, player_id

@@ -69,7 +69,7 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS,
+    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS, bots=True,
                        PLYLOG_RATE_PER_S="200", PLYLOG_RATE_BURST="200", PLYLOG_SSE_KEEPALIVE_S="2") as running:
         yield running
 
