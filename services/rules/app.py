@@ -1,8 +1,10 @@
 """The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
 
 Per batch (`take_events`, agent concurrency 1): fold every record, produce its result (and
-outcome or dead letter) to the record's own partition number, wait until Kafka acknowledged
-them all, then store the changed states and the partition's position in the table. Offsets are
+outcome or dead letter) to the record's own partition number; a committer task waits until
+Kafka acknowledged them all, then stores the changed states and the partition's position in the
+table, batch after batch, while the agent folds the next batches (at most pipeline.DEPTH in
+flight, reading the states not stored yet from pipeline.Pending). Offsets are
 committed only up to the stored positions, after the changelog is flushed, so:
 - crash before the states are stored: the records come again and are folded again from the
   old state, giving the same result bytes (a repeat, never a gap);
@@ -11,6 +13,7 @@ committed only up to the stored positions, after the changelog is flushed, so:
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -25,12 +28,15 @@ from services.common.settings import Settings, env_number
 
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
 from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions, fetch_again
-from .produce import produce_all
+from .pipeline import DEPTH, Committer, InFlight, Pending, put_or_fail
+from .produce import acknowledged, start
 
 log = logging.getLogger("plylog.rules")
 
 BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
-BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.01, lo=0)
+# How long a batch waits for more records once it has one: short, since batches in flight keep
+# the worker busy when records come faster than it folds them (a backlog gives full batches).
+BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo=0)
 FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
 # How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
 # replicas) before the batch fails and the worker stops (a restart answers the batch again).
@@ -52,7 +58,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         datadir=str(datadir),
-        producer_linger_ms=2,
+        producer_linger_ms=1,
         producer_max_batch_size=256 * 1024,
         producer_acks=-1,
         producer_request_timeout=PRODUCE_TIMEOUT_S,
@@ -99,23 +105,17 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     async def send(out: Outgoing):
         return await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
 
-    # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
-    # agent would let Faust ack the failed batch and read on past it; a restarted worker
-    # resumes from its stored positions instead.
-    @app.agent(moves, concurrency=1, name="fold_moves", supervisor_strategy=CrashingSupervisor)
-    async def fold_moves(stream):
-        async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
-            started = time.perf_counter()
-            generation = app.consumer_generation_id
-            owned = app.consumer.assignment()
-            # Events fetched before a rebalance are refetched from our stored positions.
-            incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
-                        for e in events if e.message.generation_id == generation and e.message.tp in owned]
-            batch = core.fold_batch(incoming, table.get)
-            batch.counts["replaced"] = await produce_all(send, batch.sends)  # acknowledged before anything is stored
-            if app.consumer_generation_id != generation:
-                log.warning("rebalanced during a batch: its states are not stored; the records will be "
-                            "answered again from the stored positions (same results)")
+    async def commit_batches(queue: asyncio.Queue, pending: Pending) -> None:
+        """In batch order: wait for a batch's acknowledgements, then store its states, wait for
+        those, then its positions (see pipeline.py). Raises when Kafka refuses a batch."""
+        while True:
+            flight: InFlight = await queue.get()
+            batch = flight.batch
+            batch.counts["replaced"] = await acknowledged(send, batch.sends, flight.deliveries)
+            if app.consumer_generation_id != flight.generation:
+                pending.drop()
+                log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will be "
+                            "answered again from the stored positions (same results)", flight.number)
                 continue
             # States first, acknowledged, then positions: a position is never stored past a state
             # Kafka did not take (the records up to it would be skipped as answered).
@@ -124,14 +124,42 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             await table.acknowledged()
             for key, (value, partition) in batch.position_writes().items():
                 table.store(key, value, partition)
-            for partition, offset in batch.rewind.items():
-                await fetch_again(app, TP(topics.moves, partition), offset)
-            took = time.perf_counter() - started
+            pending.stored(flight.number)
+            took = time.perf_counter() - flight.started
             counters.add(batch, took)
             log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                     "%d matches stored in %.1f ms; offsets %s", counters.batches, batch.counts["records"],
-                     batch.counts["redelivered"], batch.counts["accepted"], batch.counts["duplicates"],
-                     sum(rejected_by_code(batch.counts).values()),
+                     "%d matches stored %.1f ms after it was taken; offsets %s", flight.number,
+                     batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
+                     batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()),
                      batch.counts["deadletters"], batch.counts["states"], took * 1000, batch.describe_offsets())
+
+    # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
+    # agent would let Faust ack the failed batch and read on past it; a restarted worker
+    # resumes from its stored positions instead.
+    @app.agent(moves, concurrency=1, name="fold_moves", supervisor_strategy=CrashingSupervisor)
+    async def fold_moves(stream):
+        queue: asyncio.Queue = asyncio.Queue(DEPTH)
+        pending = Pending()
+        number, folded_in = 0, None
+        async with Committer(lambda: commit_batches(queue, pending)) as committer:
+            async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
+                started = time.perf_counter()
+                generation = app.consumer_generation_id
+                owned = app.consumer.assignment()
+                # Events fetched before a rebalance are refetched from our stored positions.
+                incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
+                            for e in events if e.message.generation_id == generation and e.message.tp in owned]
+                if not incoming:
+                    continue
+                if generation != folded_in:  # after a rebalance, fold on stored states only
+                    pending.drop()
+                    folded_in = generation
+                number += 1
+                batch = core.fold_batch(incoming, pending.load(table.get))
+                pending.add(number, batch)
+                deliveries = await start(send, batch.sends)
+                for partition, offset in batch.rewind.items():
+                    await fetch_again(app, TP(topics.moves, partition), offset)
+                await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started), committer.task)
 
     return app

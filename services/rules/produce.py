@@ -30,7 +30,16 @@ Send = Callable[[Outgoing], Awaitable[asyncio.Future]]
 
 async def produce_all(send: Send, sends: list[Outgoing]) -> int:
     """Produce `sends` and wait for every acknowledgement; returns how many were replaced."""
-    futures = [await _sent(send, out) for out in sends]
+    return await acknowledged(send, sends, await start(send, sends))
+
+
+async def start(send: Send, sends: list[Outgoing]) -> list[asyncio.Future]:
+    """Hand every record to the producer; their delivery futures, in order."""
+    return [await _sent(send, out) for out in sends]
+
+
+async def acknowledged(send: Send, sends: list[Outgoing], futures: list[asyncio.Future]) -> int:
+    """Wait for the deliveries `start` began; returns how many records were replaced."""
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
     failed = [(out, error) for out, error in zip(sends, outcomes) if isinstance(error, BaseException)]
     for _, error in failed:

@@ -1,0 +1,95 @@
+"""The rules worker's batches in flight (services/rules/pipeline.py): the next fold reads the
+states of batches not stored yet, a stored batch leaves only what later batches replaced, and a
+failed committer stops the fold loop at once with its error."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from services.rules.core import Batch
+from services.rules.pipeline import Committer, InFlight, Pending, put_or_fail
+
+
+def batch(**writes: bytes) -> Batch:
+    return Batch(writes={key.encode(): (value, 0) for key, value in writes.items()})
+
+
+def test_the_next_fold_reads_pending_states_before_the_table():
+    table = {b"a": b"stored-a", b"b": b"stored-b"}
+    pending = Pending()
+    pending.add(1, batch(a=b"a-after-1"))
+    get = pending.load(table.get)
+    assert (get(b"a"), get(b"b"), get(b"c")) == (b"a-after-1", b"stored-b", None)
+
+
+def test_a_stored_batch_keeps_the_writes_a_later_batch_replaced():
+    pending = Pending()
+    pending.add(1, batch(a=b"a1", b=b"b1"))
+    pending.add(2, batch(a=b"a2"))
+    pending.stored(1)
+    get = pending.load({}.get)
+    assert (get(b"a"), get(b"b")) == (b"a2", None)  # b is in the table now; a only after batch 2
+    pending.stored(2)
+    assert pending.writes == {}
+
+
+def test_dropping_forgets_every_batch_in_flight():
+    pending = Pending()
+    pending.add(1, batch(a=b"a1"))
+    pending.drop()
+    assert pending.load({b"a": b"stored"}.get)(b"a") == b"stored"
+
+
+def flight(number: int) -> InFlight:
+    return InFlight(number, 1, Batch(), [], 0.0)
+
+
+def test_a_failed_committer_stops_a_fold_loop_waiting_for_records():
+    async def scenario():
+        async def committer():
+            await asyncio.sleep(0.01)
+            raise RuntimeError("Kafka refused batch 1")
+
+        async with Committer(committer):
+            await asyncio.sleep(30)  # the fold loop waiting for records that do not come
+
+    with pytest.raises(RuntimeError, match="refused batch 1"):
+        asyncio.run(asyncio.wait_for(scenario(), 5))
+
+
+def test_queueing_after_the_committer_failed_raises_its_error():
+    async def scenario():
+        queue: asyncio.Queue = asyncio.Queue(1)
+        await queue.put(flight(1))  # full: the put waits for the committer
+
+        async def fail():
+            raise ValueError("no leader for partition 3")
+
+        committer = asyncio.ensure_future(fail())
+        await put_or_fail(queue, flight(2), committer)
+
+    with pytest.raises(ValueError, match="no leader"):
+        asyncio.run(asyncio.wait_for(scenario(), 5))
+
+
+def test_the_committer_takes_batches_in_order_and_is_cancelled_when_the_loop_ends():
+    taken: list[int] = []
+
+    async def scenario():
+        queue: asyncio.Queue = asyncio.Queue(2)
+
+        async def commit():
+            while True:
+                taken.append((await queue.get()).number)
+
+        async with Committer(commit) as committer:
+            for number in range(1, 6):
+                await put_or_fail(queue, flight(number), committer.task)
+            while len(taken) < 5:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return committer.task.cancelled()
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 5)) is True
+    assert taken == [1, 2, 3, 4, 5]
