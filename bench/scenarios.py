@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
-import redis.asyncio as aioredis
 
 from games.fold import encode
-from services.common import moves_log
+from services.common import moves_log, redis_client
 from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
@@ -108,13 +107,17 @@ class ProjectorOffsets:
     results topic (written atomically with the writes they cover)."""
 
     def __init__(self, stack: BenchStack, space: RunSpace):
-        self.client = aioredis.Redis.from_url(stack.redis_url)
-        self.key = Keys(space.redis_prefix).offsets(PROJECTOR_CONSUMER)
+        self.client = redis_client.connect_async(stack.redis_url)
+        keys = Keys(space.redis_prefix, stack.partitions)
+        self.keys = [keys.offsets(PROJECTOR_CONSUMER, p) for p in keys.all_partitions()]
         self.field_prefix = f"{space.topics.results}:".encode()
 
     async def total(self) -> int:
-        stored = await self.client.hgetall(self.key)
-        return sum(int(v) for k, v in stored.items() if k.startswith(self.field_prefix))
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in self.keys:
+                pipe.hgetall(key)
+            stored = await pipe.execute()
+        return sum(int(v) for offsets in stored for k, v in offsets.items() if k.startswith(self.field_prefix))
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-import redis
-
-from services.common import kafka_admin
+from services.common import kafka_admin, redis_client
 from services.common.settings import Topics
 
 
@@ -56,16 +54,13 @@ class BenchStack:
         kafka_admin.delete_topics(self.bootstrap, names)
 
     def _delete_keys(self, prefix: str) -> None:
-        client = redis.Redis.from_url(self.redis_url)
+        client = redis_client.connect(self.redis_url)
         try:
-            batch = []
-            for key in client.scan_iter(match=f"{prefix}*", count=5000):
-                batch.append(key)
-                if len(batch) >= 5000:
-                    client.unlink(*batch)
-                    batch.clear()
-            if batch:
-                client.unlink(*batch)
+            for node in redis_client.nodes(client):
+                pipe = node.pipeline(transaction=False)
+                for key in node.scan_iter(match=f"{prefix}*", count=5000):
+                    pipe.unlink(key)  # one key a command: on a cluster node the keys are of many slots
+                pipe.execute()
         finally:
             client.close()
 

@@ -84,11 +84,12 @@ class Projection:
             self.positions.pop(tp, None)
 
     def apply(self, polled: dict[TopicPartition, list]) -> Optional[Conflict]:
-        """Apply one poll's records (per partition in offset order). None when done, or the
-        Conflict when the stored offsets were not ours (nothing written: re-own and seek)."""
+        """Apply one poll's records (per partition in offset order), one script per partition. None
+        when done, or the Conflict when a partition's stored offset was not ours (nothing of that
+        partition written; the partitions before it stay applied: re-own and seek)."""
         started = time.perf_counter()
-        records: list[Consumed] = []
-        for tp, messages in polled.items():
+        counts, commands, applied = Counter(), 0, 0
+        for tp, messages in sorted(polled.items()):  # one script per partition: one hash slot each
             if tp not in self.positions:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
@@ -96,13 +97,16 @@ class Projection:
             if fresh and expected is not None and fresh[0].offset > expected:
                 log.warning("%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
                             tp.topic, tp.partition, fresh[0].offset, expected)
-            records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
-        if not records:
-            return None
-        counts, commands, conflict = self._apply_records(records)
-        if conflict is None:
-            self._count(len(records), counts, commands, time.perf_counter() - started)
-        return conflict
+            if not fresh:
+                continue
+            records = [Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh]
+            planned, ran, conflict = self._apply_records(records)
+            if conflict is not None:
+                return conflict  # what was applied before stays applied, with its offsets
+            counts, commands, applied = counts + planned, commands + ran, applied + len(records)
+        if applied:
+            self._count(applied, counts, commands, time.perf_counter() - started)
+        return None
 
     def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Optional[Conflict]]:
         """Plan and apply `records` with their offsets: (counts, commands run, conflict or None).

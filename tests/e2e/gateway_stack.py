@@ -102,7 +102,7 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
         worker.wait_ready()
         projector.wait_ready()
         gateway.wait_ready(timeout=60)
-        yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix), processes)
+        yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix, partitions), processes)
     finally:
         for process in reversed(processes):
             process.stop()
