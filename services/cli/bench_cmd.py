@@ -158,17 +158,19 @@ def _own_stack(home: Path, console: Console) -> Iterator[tuple[str, str]]:
 def _require_answers(bootstrap: str, redis_url: str, where: str) -> None:
     import redis
 
-    from services.common import kafka_admin
+    from services.common import kafka_admin, redis_client
 
     if kafka_admin.metadata_answers(bootstrap, timeout=5) is None:
         raise CliError(f"no Kafka broker answers at {bootstrap} ({where})", "start it (`plylog up --infra-only`)")
-    client = redis.Redis.from_url(redis_url, socket_connect_timeout=3)
+    client = None
     try:
+        client = redis_client.connect(redis_url, socket_connect_timeout=3)
         client.ping()
-    except redis.RedisError as error:
+    except (redis.RedisError, redis.exceptions.RedisClusterException) as error:
         raise CliError(f"Redis at {redis_url} does not answer ({where}): {error}", "start it (`plylog up --infra-only`)") from None
     finally:
-        client.close()
+        if client is not None:
+            client.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -44,11 +44,11 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
     app = faust.App(
         f"{topics.prefix}rules",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        broker=[f"kafka://{server}" for server in settings.kafka_servers],
         store="memory://",
         processing_guarantee="at_least_once",
         topic_partitions=partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=settings.replication_factor,  # the changelog's (3 on a cluster)
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         datadir=str(datadir),
