@@ -35,7 +35,7 @@ from rich.table import Table
 
 from services.common.settings import Settings, SettingsError
 
-from . import _cluster_layout, _cluster_up, _kafka, _kafka_cluster, _redis, _redis_cluster
+from . import _cluster_layout, _cluster_up, _kafka, _redis, _redis_cluster
 from ._proc import (ProcRecord, StackError, describe_port_user, file_size, port_free,
                     record_for, stop)
 from ._services import SERVICES, ServiceSpec

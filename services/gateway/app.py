@@ -153,8 +153,10 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
     from .api import router
+    from .ops import router as ops_router
 
     app.include_router(router)
+    app.include_router(ops_router)  # /livez, /readyz
     if (STATIC_DIR / "index.html").is_file():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="web")
     else:

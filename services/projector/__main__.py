@@ -19,6 +19,7 @@ from services.common import kafka_admin, redis_client
 from services.common.redis_keys import Keys, prefix_from_env
 from services.common.settings import load
 
+from . import ops
 from .runner import DEFAULT_BATCH, Projection, run_group
 from .store import Store, client_name
 
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     projection = Projection(Store(client, keys, args.consumer, topics.outcomes), topics, publish=not args.no_publish)
     run_group(projection, settings.kafka_bootstrap, args.group or f"{topics.prefix}{args.consumer}", args.name,
               batch=args.batch, ready_file=Path(ready) if ready else None,
-              metrics_file=Path(data_dir) / "metrics.json" if data_dir else None)
+              metrics_file=Path(data_dir) / "metrics.json" if data_dir else None, ops=ops.start(settings, args.name))
     return 0
 
 

@@ -25,6 +25,7 @@ from services.common.settings import Settings, env_number
 
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
 from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions
+from .ops import install as install_ops
 from .produce import produce_all
 
 log = logging.getLogger("plylog.rules")
@@ -90,6 +91,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             open(ready_file, "w").close()
 
     commit_only_stored_positions(app, table, topics.moves)
+    install_ops(app, table, topics.moves, counters, settings, worker_name)  # /livez /readyz /metrics
 
     @app.timer(5.0)
     async def write_metrics():
