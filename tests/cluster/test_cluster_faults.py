@@ -1,0 +1,304 @@
+"""Faults on a real local cluster (3 Kafka nodes, Redis Cluster 3 + 3; tests/cluster/conftest.py)
+under a load of every game: a broker SIGKILLed and restarted, the Redis primary with the most
+match keys SIGKILLed (its replica takes over), rules workers scaled 1 -> 3 -> 1 and projectors
+1 -> 2, a rules worker paused past its session. Each ends with every move answered, `plylog audit`
+clean, the accepted results equal to the offline fold, and (where a projector ran) the projection
+equal to a rebuild. The times they measure are printed at the end of the run."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+from kafka import KafkaProducer
+
+from bench.procs import Service
+from games.registry import GAME_MODULES
+from services.cli.audit import audit
+from services.common import kafka_admin
+from services.common.moves_log import read_topic
+from services.common.redis_keys import Keys
+from services.common.settings import Settings, Topics
+from services.projector.store import all_stored_offsets
+from tests.integration.harness import mixed_bot_traffic, rules_worker, wait_until_answered
+from tests.integration.test_rules_worker import _distinct_accepted_equal_offline, _wait_for_split
+
+from .conftest import PARTITIONS, LocalCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.cluster, pytest.mark.timeout(900)]
+GAMES = list(GAME_MODULES)
+SESSION_TIMEOUT_S = 10.0  # the rules worker's broker_session_timeout
+FIGURES: dict[str, float] = {}
+
+
+def load(prefix: str, seed: int) -> list[tuple[bytes, bytes]]:
+    traffic = mixed_bot_traffic(GAMES, matches=200, seed=seed, prefix=prefix)
+    assert len(traffic) >= 5000 and len({k for k, _ in traffic}) >= 200
+    return traffic
+
+
+class Sender(threading.Thread):
+    """Produces the load over `seconds` with acks=all, and checks every send was acknowledged."""
+
+    def __init__(self, bootstrap: str, topic: str, records: list[tuple[bytes, bytes]], seconds: float):
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.records, self.seconds = bootstrap, topic, records, seconds
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=5,
+                                     delivery_timeout_ms=180_000, request_timeout_ms=20_000)
+            futures, pace = [], self.seconds / len(self.records)
+            started = time.monotonic()
+            for n, (key, value) in enumerate(self.records):
+                futures.append(producer.send(self.topic, key=key, value=value))
+                ahead = started + n * pace - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+            producer.flush(timeout=240)
+            for future in futures:
+                future.get(timeout=60)
+            producer.close()
+        except BaseException as error:  # noqa: BLE001 - reported by finish()
+            self.error = error
+
+    def finish(self) -> None:
+        self.join(300)
+        assert not self.is_alive(), "the load did not finish"
+        assert self.error is None, f"a move record was not acknowledged by Kafka: {self.error!r}"
+
+
+def workers(cluster: LocalCluster, topics: Topics, home, count: int, first: int = 1) -> list[Service]:
+    env = cluster.service_env(topics, "unused:")
+    return [rules_worker(cluster.bootstrap, topics, home, f"rules-{n}", **env) for n in range(first, first + count)]
+
+
+def projector(cluster: LocalCluster, topics: Topics, home, prefix: str, name: str = "projector-1") -> Service:
+    return Service(name, "services.projector", ("--name", name), cluster.service_env(topics, prefix), home)
+
+
+def start_all(*services: Service) -> None:
+    for service in services:
+        service.start()
+    for service in services:
+        service.wait_ready(timeout=180)
+
+
+def audit_clean(cluster: LocalCluster, topics: Topics, traffic) -> None:
+    report = audit(Settings.from_env(kafka_bootstrap=cluster.bootstrap, topic_prefix=topics.prefix))
+    assert report.ok, "\n".join(report.problems[:20])
+    assert report.moves == len(traffic)
+    _distinct_accepted_equal_offline(cluster.bootstrap, topics, traffic)
+
+
+def wait_until_projected(cluster: LocalCluster, topics: Topics, keys: Keys, timeout: float = 300.0,
+                         services=()) -> None:
+    from tests.integration.test_projector import end_offsets
+
+    client = cluster.redis()
+    deadline = time.monotonic() + timeout
+    while True:
+        ends = end_offsets(cluster.bootstrap, topics)
+        stored = all_stored_offsets(client, keys, "projector")
+        if stored == ends:
+            return
+        if time.monotonic() > deadline:
+            tails = "\n".join(f"--- {s.name}:\n{s.tail()}" for s in services)
+            raise AssertionError(f"projection not caught up: stored {stored}, ends {ends}\n{tails}")
+        time.sleep(0.5)
+
+
+def rebuild_check(cluster: LocalCluster, topics: Topics, prefix: str) -> str:
+    env = {**cluster.env, **cluster.service_env(topics, prefix)}
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    done = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild", "--check"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "equals a rebuild" in done.stdout, done.stdout + done.stderr
+    return done.stdout
+
+
+def leaders(cluster: LocalCluster, topic: str) -> Counter:
+    """How many partitions of `topic` each broker (node id) leads."""
+    with kafka_admin.admin(cluster.bootstrap) as client:
+        described = client.describe_topics([topic])
+    return Counter(p["leader"] for p in described[0]["partitions"])
+
+
+def writable_after(cluster: LocalCluster, probe: str, since: float) -> float:
+    """Seconds from `since` until a record is acknowledged (acks=all) on every partition of `probe`."""
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all", request_timeout_ms=3000,
+                             max_block_ms=3000, delivery_timeout_ms=10_000, retries=0)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                for future in [producer.send(probe, b"probe", partition=p) for p in range(PARTITIONS)]:
+                    future.get(timeout=5)
+                return time.monotonic() - since
+            except Exception:  # noqa: BLE001 - not yet: a partition has no leader or too few replicas
+                time.sleep(0.2)
+        raise AssertionError(f"{probe} not writable 120 s after the kill")
+    finally:
+        producer.close(timeout=5)
+
+
+# --- a broker killed ---------------------------------------------------------------------------------
+def test_a_broker_killed_under_load_loses_no_move_and_applies_none_twice(local_cluster, tmp_path):
+    cluster = local_cluster
+    topics = cluster.topics("b")
+    probe = topics.prefix + "probe"
+    kafka_admin.create_topics(cluster.bootstrap, [kafka_admin.TopicSpec(probe, PARTITIONS, {"min.insync.replicas": "2"},
+                                                                        3)])
+    traffic = load("bk-", seed=31)
+    pair = workers(cluster, topics, tmp_path, 2)
+    try:
+        start_all(*pair)
+        _wait_for_split(*pair)
+        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
+        sender.start()
+        time.sleep(8)
+        node_id, _ = leaders(cluster, topics.moves).most_common(1)[0]
+        killed_at = time.monotonic()
+        cluster.kill(f"kafka-{node_id}")
+        FIGURES["broker kill: every partition writable again after (s)"] = writable_after(cluster, probe, killed_at)
+        time.sleep(max(0.0, 15 - (time.monotonic() - killed_at)))
+        restarted = time.monotonic()
+        cluster.start_missing()
+        FIGURES["broker kill: restarted broker ready after (s)"] = time.monotonic() - restarted
+        sender.finish()
+        wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=pair)
+        FIGURES["broker kill: every move answered, from the kill (s)"] = time.monotonic() - killed_at
+        for worker in pair:
+            assert worker.alive and worker.starts == 1, worker.tail()
+    finally:
+        for worker in pair:
+            worker.stop()
+    audit_clean(cluster, topics, traffic)
+
+
+# --- a Redis primary killed ------------------------------------------------------------------------------
+def primary_with_most_match_keys(cluster: LocalCluster, keys: Keys) -> tuple[str, int]:
+    """(redis-N, its port) of the primary that holds the most `match:` keys of the projection."""
+    from services.common import redis_client
+
+    counted = {}
+    for node in redis_client.nodes(cluster.redis()):
+        port = node.connection_pool.connection_kwargs["port"]
+        counted[port] = sum(1 for _ in node.scan_iter(match=f"{keys.prefix}match:*", count=1000))
+    port = max(counted, key=counted.get)
+    name = next(f"redis-{n}" for n in range(1, 7) if cluster.record(f"redis-{n}").address.endswith(f":{port}"))
+    return name, port
+
+
+def cluster_ok_without(cluster: LocalCluster, dead_port: int, since: float) -> float:
+    """Seconds from `since` until a surviving node reports cluster_state:ok (the replica promoted)."""
+    import redis
+
+    survivors = [int(cluster.record(f"redis-{n}").address.rsplit(":", 1)[1]) for n in range(1, 7)]
+    survivor = next(p for p in survivors if p != dead_port)
+    node = redis.Redis(host="127.0.0.1", port=survivor)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        info = node.cluster("INFO")
+        if info.get("cluster_state") == "ok":
+            return time.monotonic() - since
+        time.sleep(0.1)
+    raise AssertionError("the Redis Cluster did not recover from the loss of a primary within 60 s")
+
+
+def test_the_redis_primary_holding_most_match_keys_killed_under_load(local_cluster, tmp_path):
+    cluster = local_cluster
+    topics = cluster.topics("r")
+    keys = Keys(f"rk{int(time.time())}:", PARTITIONS)
+    traffic = load("rk-", seed=32)
+    worker, proj = workers(cluster, topics, tmp_path, 1)[0], projector(cluster, topics, tmp_path, keys.prefix)
+    try:
+        start_all(worker, proj)
+        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=30)
+        sender.start()
+        time.sleep(12)
+        name, port = primary_with_most_match_keys(cluster, keys)
+        killed_at = time.monotonic()
+        cluster.kill(name)
+        FIGURES["Redis primary kill: cluster ok again after (s)"] = cluster_ok_without(cluster, port, killed_at)
+        sender.finish()
+        wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=[worker])
+        wait_until_projected(cluster, topics, keys, services=[proj])
+        FIGURES["Redis primary kill: projection caught up, from the kill (s)"] = time.monotonic() - killed_at
+        assert proj.alive and proj.starts == 1, proj.tail()
+        assert "Redis failed during a batch" in proj.log_text() or "resumed at the stored offsets" in proj.log_text()
+        client = cluster.redis()
+        assert client.zcard(keys.leaderboard("strands", "rating")) > 0  # ratings are part of the check below
+        rebuild_check(cluster, topics, keys.prefix)
+        cluster.start_missing()  # the killed node rejoins, now as a replica
+    finally:
+        proj.stop()
+        worker.stop()
+    audit_clean(cluster, topics, traffic)
+
+
+# --- scaling out and in ----------------------------------------------------------------------------------
+def test_rules_workers_1_to_3_and_back_and_projectors_1_to_2_under_load(local_cluster, tmp_path):
+    cluster = local_cluster
+    topics = cluster.topics("s")
+    keys = Keys(f"sc{int(time.time())}:", PARTITIONS)
+    traffic = load("sc-", seed=33)
+    first, second, third = workers(cluster, topics, tmp_path, 3)
+    projectors = [projector(cluster, topics, tmp_path, keys.prefix, f"projector-{n}") for n in (1, 2)]
+    try:
+        start_all(first, projectors[0])
+        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=45)
+        sender.start()
+        time.sleep(5)
+        start_all(second, third)  # 1 -> 3 rules workers
+        time.sleep(6)
+        start_all(projectors[1])  # 1 -> 2 projectors
+        time.sleep(6)
+        for worker in (third, second):  # 3 -> 1
+            worker.stop()
+            assert worker.popen.returncode == 0, worker.tail()
+        sender.finish()
+        wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=[first])
+        wait_until_projected(cluster, topics, keys, services=projectors)
+        for service in (first, *projectors):
+            assert service.alive and service.starts == 1, service.tail()
+        rebuild_check(cluster, topics, keys.prefix)
+    finally:
+        for service in (*projectors, third, second, first):
+            service.stop()
+    audit_clean(cluster, topics, traffic)
+
+
+# --- a rules worker paused past its session ------------------------------------------------------------
+def test_a_rules_worker_paused_past_its_session_while_the_others_take_over(local_cluster, tmp_path):
+    cluster = local_cluster
+    topics = cluster.topics("p")
+    traffic = load("ps-", seed=34)
+    pair = workers(cluster, topics, tmp_path, 2)
+    try:
+        start_all(*pair)
+        _wait_for_split(*pair)
+        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
+        sender.start()
+        pair[0].wait_for_log("batch 2:", timeout=60)
+        pair[0].pause()
+        time.sleep(SESSION_TIMEOUT_S * 1.6)
+        pair[0].resume()
+        sender.finish()
+        wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=pair)
+        for worker in pair:
+            assert worker.alive, worker.tail()
+        taken_over = [line for line in pair[1].log_text().splitlines() if "assigned partitions of" in line]
+        assert len(taken_over) >= 2, "the other worker never took the paused one's partitions"
+    finally:
+        pair[0].resume()
+        for worker in pair:
+            worker.stop()
+    audit_clean(cluster, topics, traffic)
+    assert len(read_topic(cluster.bootstrap, topics.moves)) == len(traffic)
