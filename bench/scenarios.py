@@ -185,15 +185,25 @@ async def pipeline(ctx: Context) -> RunResult:
                      {"rules worker only": rules.series, "pipeline (rules + projector)": both.series})
 
 
+SCALE_WORKERS = (1, 2, 3)
+
+
 async def scale(ctx: Context) -> RunResult:
+    """The burst on 1, 2 and 3 rules workers in one group: moves/s, and the CPU every worker spent
+    per move added up (it must not grow with the number of workers: the work divides, nothing is
+    done twice)."""
     run = RunResult()
-    for workers in (1, 2):
+    for workers in SCALE_WORKERS:
         measured = await throughput(ctx, f"scale{workers}",
                                     lambda space: [rules_worker(ctx.stack, space, n + 1) for n in range(workers)])
         run.figures[f"workers_{workers}_moves_per_s"] = measured.rate
         run.figures[f"workers_{workers}_cpu_us_per_move"] = sum(measured.cpu_us.values())
         run.series[f"{workers} rules worker{'s' if workers > 1 else ''}"] = measured.series
-    run.figures["speedup"] = run.figures["workers_2_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+    for workers in SCALE_WORKERS[1:]:
+        run.figures[f"speedup_{workers}"] = run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+        run.figures[f"cpu_ratio_{workers}"] = (run.figures[f"workers_{workers}_cpu_us_per_move"]
+                                              / run.figures["workers_1_cpu_us_per_move"])
+    run.figures["speedup"] = run.figures["speedup_2"]
     return run
 
 

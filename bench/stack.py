@@ -25,6 +25,11 @@ class BenchStack:
     redis_url: str
     work_dir: Path  # logs and data of the processes the benchmarks start; the load cache
     partitions: int = 12
+    replication: int = 1  # 3 on a cluster (with min.insync.replicas 2)
+
+    @property
+    def min_insync(self) -> int:
+        return 2 if self.replication >= 3 else 1
 
     @property
     def cache_dir(self) -> Path:
@@ -38,7 +43,8 @@ class BenchStack:
         space = RunSpace(Topics(f"bench-{label}-{token}."), f"bench:{label}:{token}:",
                          self.work_dir / "runs" / f"{label}-{token}")
         space.dir.mkdir(parents=True)
-        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions)
+        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions,
+                                           replication=self.replication, min_insync=self.min_insync)
         try:
             yield space
         finally:
