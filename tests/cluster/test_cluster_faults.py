@@ -16,7 +16,7 @@ from kafka import KafkaProducer
 from bench.procs import Service
 from games.registry import GAME_MODULES
 from services.cli.audit import audit
-from services.common import kafka_admin
+from services.common import kafka_admin, redis_client
 from services.common.moves_log import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
@@ -185,8 +185,6 @@ def test_a_broker_killed_under_load_loses_no_move_and_applies_none_twice(local_c
 # --- a Redis primary killed ------------------------------------------------------------------------------
 def primary_with_most_match_keys(cluster: LocalCluster, keys: Keys) -> tuple[str, int]:
     """(redis-N, its port) of the primary that holds the most `match:` keys of the projection."""
-    from services.common import redis_client
-
     counted = {}
     for node in redis_client.nodes(cluster.redis()):
         port = node.connection_pool.connection_kwargs["port"]
@@ -331,3 +329,61 @@ def test_a_rules_worker_paused_past_its_session_while_the_others_take_over(local
             worker.stop()
     audit_clean(cluster, topics, traffic)
     assert len(read_topic(cluster.bootstrap, topics.moves)) == len(traffic)
+
+
+# --- the gateway's live hub on a Redis Cluster -------------------------------------------------------
+def test_gateways_subscribed_on_one_node_hear_results_published_on_every_node(local_cluster, tmp_path):
+    """The projector PUBLISHes in the script of each partition, on the primary of that partition's
+    slot; each gateway's hub is subscribed on one node only. Creates (which wait for their result on
+    the hub) of matches homed on every primary all answer 201 through either gateway, and a
+    stream opened on one gateway sees the moves made through the other."""
+    from tests.e2e.gateway_stack import StreamReader, auth, gateway_process, operator, running_stack
+
+    cluster = local_cluster
+    client = cluster.redis()
+    with running_stack(cluster.bootstrap, cluster.redis_url, tmp_path, "live", PARTITIONS) as stack:
+        keys = stack.keys
+        other, other_url = gateway_process(cluster.bootstrap, stack.topics, cluster.redis_url, keys.prefix, tmp_path)
+        other.name = "gateway-2"
+        other.start().wait_ready(timeout=60)
+        try:
+            by_node: dict[int, list[str]] = {}
+            for n in range(200):
+                match_id = f"hub-{n}"
+                node = client.nodes_manager.get_node_from_slot(client.keyslot(keys.match(match_id))).port
+                if len(by_node.setdefault(node, [])) < 2:
+                    by_node[node].append(match_id)
+            assert len(by_node) == 3  # matches homed on each primary
+            subscribed = {node.connection_pool.connection_kwargs["port"]: [c for c in node.client_list()
+                                                                          if c.get("cmd") == "psubscribe"]
+                          for node in redis_client.nodes(client, primaries_only=False)}
+            assert sum(len(c) for c in subscribed.values()) == 2, subscribed  # one hub per gateway, one node each
+            urls = [stack.url, other_url]
+            for n, match_id in enumerate(m for ids in by_node.values() for m in ids):
+                created = httpx_post(urls[n % 2] + "/v1/matches", {"game": "strands", "seats": ["ann", "ben"],
+                                                                 "options": {"layout": "small-4"}, "match_id": match_id})
+                assert created.status_code == 201, created.text  # 202 = the hub never heard the result
+            match_id = next(iter(by_node.values()))[0]
+            reader = StreamReader(other_url, match_id, last_event_id=1).start()
+            token = httpx_get(f"{stack.url}/v1/matches/{match_id}/tokens", operator()).json()["tokens"][0]
+            moved = httpx_post(f"{stack.url}/v1/matches/{match_id}/actions?wait=true",
+                               {"action": {"type": "resign"}}, auth(token))
+            assert moved.status_code == 200 and moved.json()["status"] == "accepted", moved.text
+            reader.wait_for(lambda r: r.accepted_seqs() == [2])
+            reader.close()
+        finally:
+            other.stop()
+
+
+def httpx_post(url: str, body: dict, headers: dict | None = None):
+    import httpx
+
+    from tests.e2e.gateway_stack import operator
+
+    return httpx.post(url, json=body, headers=headers or operator(), timeout=30)
+
+
+def httpx_get(url: str, headers: dict):
+    import httpx
+
+    return httpx.get(url, headers=headers, timeout=30)
