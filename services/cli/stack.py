@@ -444,7 +444,8 @@ class _Up:
                                      stderr=subprocess.STDOUT, start_new_session=True,
                                      env=env, cwd=str(s.home), close_fds=True)
         rec = record_for(name, child.pid, f"-m {spec.module}", log,
-                         address=f"127.0.0.1:{port}" if port else "", argv=argv)
+                         address=f"127.0.0.1:{port}" if port else (
+                             f"127.0.0.1:{ops_port} (ops)" if ops_port else ""), argv=argv)
         if rec is None:
             raise StackError(f"{name} exited immediately", f"read {_rel(log)}", log=log)
         self.keep(rec, child)

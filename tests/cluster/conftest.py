@@ -113,10 +113,11 @@ def local_cluster():
               f"Redis {cluster.redis_url}")
         yield cluster
     finally:
+        records = [ProcRecord.from_json(json.loads(f.read_text())) for f in (home / "run").glob("*.json")]
         down = cluster.plylog("down", "--purge")
-        if down.returncode != 0:
-            print(down.stdout, down.stderr)
+        left = [f"{rec.name} (pid {rec.pid})" for rec in records if rec.alive()]
         shutil.rmtree(home, ignore_errors=True)
+        assert down.returncode == 0 and not left, f"plylog down left {left}: {down.stdout} {down.stderr}"
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -6,6 +6,7 @@ clean, the accepted results equal to the offline fold, and (where a projector ra
 equal to a rebuild. The times they measure are printed at the end of the run."""
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -387,3 +388,43 @@ def httpx_get(url: str, headers: dict):
     import httpx
 
     return httpx.get(url, headers=headers, timeout=30)
+
+
+# --- plylog up --cluster, twice, and down ------------------------------------------------------------
+def test_up_cluster_starts_two_of_each_service_a_second_up_nothing_and_down_stops_them(local_cluster):
+    """On the session's cluster: `plylog up --cluster` adds 2 rules workers, 2 projectors and 2
+    gateways (all ready, the gateways sharing one secret); again, it starts nothing; `status` lists
+    every node and service; `down -c` of the services leaves none of their processes."""
+    import json
+
+    import httpx
+
+    cluster = local_cluster
+    first = cluster.plylog("up", "--cluster", "--partitions", str(PARTITIONS))
+    try:
+        assert first.returncode == 0, first.stdout + first.stderr
+        started = re.search(r"^started: (.*)$", first.stdout, re.M).group(1).split(", ")
+        assert sorted(started) == ["gateway-1", "gateway-2", "projector-1", "projector-2", "rules-1", "rules-2"]
+        again = cluster.plylog("up", "--cluster", "--partitions", str(PARTITIONS))
+        assert again.returncode == 0 and "nothing new started" in again.stdout, again.stdout + again.stderr
+        rows = json.loads(cluster.plylog("status", "--json").stdout)["components"]
+        running = sorted(r["component"] for r in rows if r["state"] == "running")
+        assert running == sorted([f"kafka-{n}" for n in (1, 2, 3)] + [f"redis-{n}" for n in range(1, 7)] + started)
+        roles = [r["address"].rsplit(" ", 1)[1] for r in rows if r["component"].startswith("redis-")]
+        assert sorted(roles) == ["(primary)"] * 3 + ["(replica)"] * 3
+        gateways = [r["address"] for r in rows if r["component"].startswith("gateway-")]
+        for address in gateways:
+            assert httpx.get(f"http://{address}/readyz", timeout=10).status_code == 200
+        for row in rows:
+            if row["component"].startswith(("rules-", "projector-")):
+                assert httpx.get(f"http://{row['address'].split()[0]}/readyz", timeout=10).status_code == 200, row
+        secret = (cluster.home / "gateway.secret").read_text()
+        assert secret.strip() and len(list(cluster.home.glob("gateway.secret*"))) == 1
+        records = [cluster.record(name) for name in started]
+        assert all(rec.alive() for rec in records)
+    finally:
+        down = cluster.plylog("down", "-c", "rules", "-c", "projector", "-c", "gateway")
+    assert down.returncode == 0, down.stdout + down.stderr
+    for rec in records:
+        assert not cluster.home.joinpath("run", f"{rec.name}.json").exists()
+        assert not rec.alive(), f"{rec.name} (pid {rec.pid}) still runs after plylog down"
