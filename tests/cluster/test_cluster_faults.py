@@ -21,7 +21,7 @@ from services.common import kafka_admin, redis_client
 from services.common.moves_log import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
-from services.projector.store import all_stored_offsets
+from services.projector.store import all_stored_offsets, dump
 from tests.integration.harness import mixed_bot_traffic, rules_worker, wait_until_answered
 from tests.integration.test_rules_worker import _distinct_accepted_equal_offline, _wait_for_split
 
@@ -297,10 +297,26 @@ def test_rules_workers_1_to_3_and_back_and_projectors_1_to_2_under_load(local_cl
         for service in (first, *projectors):
             assert service.alive and service.starts == 1, service.tail()
         rebuild_check(cluster, topics, keys.prefix)
+        refused = rebuild(cluster, topics, keys.prefix)
+        assert refused.returncode != 0 and "a projector is connected" in refused.stderr, refused.stderr
     finally:
         for service in (*projectors, third, second, first):
             service.stop()
     audit_clean(cluster, topics, traffic)
+    before = dump(cluster.redis(), keys)
+    rebuilt = rebuild(cluster, topics, keys.prefix)  # the wipe goes node by node on a cluster
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert dump(cluster.redis(), keys) == before and len(before) > 1000
+
+
+def rebuild(cluster: LocalCluster, topics: Topics, prefix: str):
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    return subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={**cluster.env, **cluster.service_env(topics, prefix)})
 
 
 # --- a rules worker paused past its session ------------------------------------------------------------
