@@ -41,12 +41,13 @@ from ._proc import (ProcRecord, StackError, describe_port_user, file_size, port_
 from ._services import SERVICES, ServiceSpec
 
 INFRA = ("redis", "kafka")  # the single-node stack's; a cluster's are kafka-N and redis-N
+KAFKA_STOP_TIMEOUT = 60.0
+REDIS_STOP_TIMEOUT = 10.0
 
 
 def is_infra(name: str) -> bool:
+    """Kafka or Redis (of the single-node stack or a cluster's node), not a plylog service."""
     return name in INFRA or _cluster_up.is_cluster_record(name)
-KAFKA_STOP_TIMEOUT = 60.0
-REDIS_STOP_TIMEOUT = 10.0
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 

@@ -1,6 +1,6 @@
 """A real local cluster for the fault tests: `plylog up --cluster --infra-only` (three Kafka nodes,
 a Redis Cluster of 3 primaries + 3 replicas) in a temporary PLYLOG_HOME on free ports, started once
-per session and removed (`plylog down --purge`) at its end. Its nodes are killed and restarted by
+for this package's tests and removed (`plylog down --purge`) after them. Its nodes are killed and restarted by
 the tests the way an operator's would be: SIGKILL a process, `plylog up --cluster --infra-only`
 again to start what is missing.
 
@@ -91,7 +91,7 @@ class LocalCluster:
         return redis_client.connect(self.redis_url)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # stopped after tests/cluster: its idle JVMs would slow the rest of the run
 def local_cluster():
     home = Path(tempfile.mkdtemp(prefix="plylog-cluster-test-"))
     env = {**os.environ, "PLYLOG_HOME": str(home), "PYTHONPATH": str(REPO),

@@ -306,7 +306,7 @@ def test_rules_workers_1_to_3_and_back_and_projectors_1_to_2_under_load(local_cl
     before = dump(cluster.redis(), keys)
     rebuilt = rebuild(cluster, topics, keys.prefix)  # the wipe goes node by node on a cluster
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert dump(cluster.redis(), keys) == before and len(before) > 1000
+    assert dump(cluster.redis(), keys) == before and len(before) > 400  # 200 matches: a hash and a log each
 
 
 def rebuild(cluster: LocalCluster, topics: Topics, prefix: str):
