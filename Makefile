@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser asyncapi-spec run run-cluster down status test bench bench-quick
+.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
@@ -36,18 +36,28 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	@$(PLYLOG) setup
 	@$(MAKE) --no-print-directory browser
+	@$(MAKE) --no-print-directory kcat
 	@$(MAKE) --no-print-directory asyncapi-spec
 
-# Debian's Chromium for the browser tests (tests/browser): installed when missing and root.
-# Playwright drives it; Playwright's own browser download is never used.
-BROWSER_LOG := /tmp/plylog-apt-chromium.log
-browser:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+# $(call apt-install,COMMAND,PACKAGE,WHY,ELSE): Debian's PACKAGE when COMMAND is missing and we
+# are root (a log in /tmp); otherwise say what is skipped (ELSE). No commas in the arguments.
+define apt-install
+	@if command -v $(1) >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing Debian's chromium for the browser tests (log: $(BROWSER_LOG)) ..."; \
-	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >$(BROWSER_LOG) 2>&1 \
-	    || { tail -n 20 $(BROWSER_LOG) >&2; echo "apt-get could not install chromium (log: $(BROWSER_LOG))" >&2; exit 1; }; \
-	else echo "no chromium: tests/browser are skipped (a failure under CI=true); install Debian's chromium as root" >&2; fi
+	  echo "installing Debian's $(2) $(3) (log: /tmp/plylog-apt-$(2).log) ..."; \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(2); } >/tmp/plylog-apt-$(2).log 2>&1 \
+	    || { tail -n 20 /tmp/plylog-apt-$(2).log >&2; echo "apt-get could not install $(2) (log: /tmp/plylog-apt-$(2).log)" >&2; exit 1; }; \
+	else echo "no $(1): $(4); install Debian's $(2) as root" >&2; fi
+endef
+
+# Debian's Chromium for the browser tests (tests/browser). Playwright drives it; Playwright's own
+# browser download is never used.
+browser:
+	$(call apt-install,chromium,chromium,for the browser tests,tests/browser are skipped (a failure under CI=true))
+
+# Debian's kcat: a librdkafka client nobody here wrote, for the foreign-client test (README "Integrating").
+kcat:
+	$(call apt-install,kcat,kcat,for the foreign-client test,tests/integration/test_foreign_clients.py is skipped (a failure under CI=true))
 
 # The AsyncAPI specification's own JSON Schema (npm package @asyncapi/specs, pinned in
 # deploy/asyncapi/package-lock.json): tests/unit/test_asyncapi.py validates schemas/asyncapi.yaml

@@ -1,15 +1,13 @@
-"""A small client of the gateway's HTTP API (httpx) for the CLI: JSON calls, SSE reading, and
-the public position of a match rebuilt from its public events (for `games.match.render`)."""
+"""A small client of the gateway's HTTP API (httpx) for the CLI: JSON calls and SSE reading."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+
 from typing import Any, Iterator, Optional
 
 import httpx
 import orjson
 
-from games.match import MatchState, evolve
 from services.common.settings import load
 
 from ._errors import CliError
@@ -95,35 +93,3 @@ def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], Optio
                 data.append(value)
             elif name == "id":
                 event_id = value
-
-
-@dataclass
-class PublicPosition:
-    """A match rebuilt from its public events (board and lifecycle; secrets never; clocks not
-    charged), enough for `games.match.render`."""
-
-    state: Optional[MatchState] = None
-    seq: int = 0
-    views: dict[int, Any] = field(default_factory=dict)
-
-    def apply(self, result: dict[str, Any]) -> bool:
-        """Fold one accepted result (a log entry or an SSE `result`); False if already seen."""
-        seq = result["seq"]
-        if seq <= self.seq:
-            return False
-        for event in result.get("events", []):
-            self.state = evolve(self.state, event)
-        self.seq = seq
-        if self.state is not None:
-            self.state = self.state.evolved(seq=seq)
-        if result.get("view"):
-            self.views[seq] = result["view"]
-        return True
-
-    @classmethod
-    def from_log(cls, entries: list[dict[str, Any]], upto: Optional[int] = None) -> "PublicPosition":
-        position = cls()
-        for entry in entries:
-            if upto is None or entry["seq"] <= upto:
-                position.apply(entry)
-        return position

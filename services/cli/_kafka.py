@@ -66,8 +66,13 @@ def libs_dir(env=None) -> Path:
     return cache_dir(env) / f"kafka-{kafka_version()}" / "libs"
 
 
-def _pom_digest() -> str:
-    return hashlib.sha256((deploy_dir() / "pom.xml").read_bytes()).hexdigest()
+def tools_dir(env=None) -> Path:
+    """The Kafka command-line tools' jars (the Java console consumer ...), beside the broker's."""
+    return cache_dir(env) / f"kafka-{kafka_version()}" / "tools"
+
+
+def _pom_digest(pom: str = "pom.xml") -> str:
+    return hashlib.sha256((deploy_dir() / pom).read_bytes()).hexdigest()
 
 
 def require_java() -> str:
@@ -90,9 +95,17 @@ def require_java() -> str:
 
 def fetch_jars(echo=print) -> Path:
     """Download the broker jars once (Maven), into the cache. Returns the libs dir."""
-    libs = libs_dir()
-    stamp = libs.parent / "complete.json"
-    digest = _pom_digest()
+    return _fetch("pom.xml", libs_dir(), "complete.json", "jars", echo)
+
+
+def fetch_tools(echo=print) -> Path:
+    """Download the Kafka tools' jars once (the Java console consumer integrators use; tests too)."""
+    return _fetch("tools-pom.xml", tools_dir(), "tools-complete.json", "tools jars", echo)
+
+
+def _fetch(pom: str, libs: Path, stamp_name: str, what: str, echo) -> Path:
+    stamp = libs.parent / stamp_name
+    digest = _pom_digest(pom)
     if libs.is_dir() and stamp.is_file():
         with contextlib.suppress(ValueError, OSError):
             if json.loads(stamp.read_text()).get("pom_sha256") == digest:
@@ -108,19 +121,19 @@ def fetch_jars(echo=print) -> Path:
             with contextlib.suppress(ValueError, OSError):
                 if json.loads(stamp.read_text()).get("pom_sha256") == digest:
                     return libs
-        tmp = libs.parent / f"libs.tmp-{os.getpid()}"
+        tmp = libs.parent / f"{libs.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        log = libs.parent / "mvn.log"
-        echo(f"fetching Apache Kafka {kafka_version()} jars with Maven into {libs} "
+        log = libs.parent / f"mvn-{libs.name}.log"
+        echo(f"fetching Apache Kafka {kafka_version()} {what} with Maven into {libs} "
              "(once) ...")
         t0 = time.monotonic()
         with open(log, "w") as out:
             rc = subprocess.run(
-                [mvn, "-B", "-q", "-f", str(deploy_dir() / "pom.xml"),
+                [mvn, "-B", "-q", "-f", str(deploy_dir() / pom),
                  "dependency:copy-dependencies", "-DincludeScope=runtime",
                  f"-DoutputDirectory={tmp}"],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-        if rc != 0 or not any(tmp.glob("kafka_2.13-*.jar")):
+        if rc != 0 or not any(tmp.glob("kafka*.jar")):
             shutil.rmtree(tmp, ignore_errors=True)
             raise StackError(f"Maven could not fetch the Kafka jars (exit {rc})",
                              "check network access to Maven Central and ~/.m2/settings.xml, "
@@ -129,7 +142,7 @@ def fetch_jars(echo=print) -> Path:
         tmp.rename(libs)
         stamp.write_text(json.dumps({"pom_sha256": digest, "kafka": kafka_version(),
                                      "seconds": round(time.monotonic() - t0, 1)}))
-        echo(f"jars fetched in {time.monotonic() - t0:.1f}s")
+        echo(f"{what} fetched in {time.monotonic() - t0:.1f}s")
     return libs
 
 

@@ -123,6 +123,12 @@ SERVICES: list[ServiceSpec] = [
         stop_timeout=10.0,
         description="HTTP API + SSE + timekeeper + web client",
     ),
+    ServiceSpec(
+        name="bots",
+        module="services.bots",
+        ready="file",  # written once it has its partitions of plylog.results
+        description="bot service: plays bot:<id> seats (plylog.results -> plylog.moves)",
+    ),
 ]
 
 

@@ -10,7 +10,9 @@ import typer
 
 from games.match import render
 
-from ._api import Api, PublicPosition
+from games.public import PublicPosition
+
+from ._api import Api
 from ._errors import CliError
 from ._identity import credential, save_identity
 from ._moves import help_for, parse
@@ -73,6 +75,8 @@ def new(
                                    help="Player of seat 0, then seat 1; `-` leaves a seat open, `me` is you. Another "
                                         "player's seat is reserved for them (they join it), unless you are the "
                                         "operator. Default: you vs an open seat."),
+    vs: Optional[str] = typer.Option(None, "--vs", help="Your opponent (you take seat 0): a player id, or a bot, "
+                                                          "e.g. bot:mcts-2 (`plylog bots list`)."),
     clock: Optional[str] = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
@@ -81,7 +85,9 @@ def new(
 
     cred = credential()
     me = cred.player or (getpass.getuser() if cred.operator else _api().call("GET", "/v1/whoami", token=cred.token)["player"])
-    seats: list[Optional[str]] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, None]
+    if vs is not None and seat:
+        raise CliError("give --vs or --seat, not both", "--vs X is --seat me --seat X")
+    seats: list[Optional[str]] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, vs]
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
     body = {"game": game, "seats": seats, "options": _parse_options(option)}

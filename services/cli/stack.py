@@ -765,12 +765,14 @@ def status(
 
 
 def setup(home: Optional[Path] = HomeOpt) -> None:
-    """Install what the local stack needs and is missing: the Kafka jars (Maven, once,
-    into ${XDG_CACHE_HOME:-~/.cache}/plylog/) and redis-server (apt, as root).
+    """Install what the local stack needs and is missing: the Kafka jars and its tools (Maven,
+    once, into ${XDG_CACHE_HOME:-~/.cache}/plylog/) and redis-server (apt, as root).
     Checks Java 17+. Run by `make setup`."""
     java = _kafka.require_java()
     libs = _kafka.fetch_jars(echo=lambda m: _say("kafka: " + m))
     _say(f"kafka: Apache Kafka {_kafka.kafka_version()} jars in {libs} (java: {java})")
+    tools = _kafka.fetch_tools(echo=lambda m: _say("kafka: " + m))
+    _say(f"kafka: its command-line tools (the Java console consumer) in {tools}")
     redis = _redis.ensure_installed(echo=lambda m: _say("redis: " + m))
     _say(f"redis: {redis}")
 

@@ -64,6 +64,9 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
 <p>ratelimit:<player>                 hash    token bucket of the player's actions: tokens, updated (ms)
 <p>ratelimit-address:<address>        hash    token bucket of a client address's creates, joins and new
                                               identities
+{p}bots:available                     hash    bot id -> JSON {"games", "description", "instance", "seen_ms"}:
+                                              the bots a running bot service plays (refreshed every few s)
+{p}bots:disabled                      set     bot ids an operator turned off (`plylog bots disable ID`)
 """
 from __future__ import annotations
 
@@ -82,7 +85,7 @@ Tag = Union[int, str]  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:", "ratelimit-address:")
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "bots:")
 
 
 def prefix_from_env() -> str:
@@ -171,6 +174,14 @@ class Keys:
 
     def ratelimit_address(self, address: str) -> str:
         return f"{self.prefix}ratelimit-address:{address}"
+
+    @property
+    def bots_available(self) -> str:
+        return f"{self.prefix}bots:available"
+
+    @property
+    def bots_disabled(self) -> str:
+        return f"{self.prefix}bots:disabled"
 
     @property
     def pattern(self) -> str:

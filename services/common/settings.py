@@ -41,6 +41,7 @@ PLYLOG_OPS_PORT_BASE + 10 + i - 1 (default PLYLOG_GATEWAY_PORT + 100).
 from __future__ import annotations
 
 import os
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, TypeVar
@@ -82,6 +83,30 @@ def env_number(env: Mapping[str, str], name: str, default: Number, *, lo: Number
     if not (lo is None or lo <= value) or not (hi is None or value <= hi):  # NaN fails both
         raise SettingsError(f"{name}={value} is out of range [{lo}, {hi}]")
     return value
+
+
+def secret_key(home: Path, env: Mapping[str, str], variable: str, file_name: str) -> bytes:
+    """The key in `variable`, else the one in $PLYLOG_HOME/<file_name> (made once, mode 0600), so
+    that every gateway of a local stack shares it and the CLI on this machine can read it."""
+    given = env.get(variable, "")
+    if given:
+        if len(given) < 16:
+            raise SettingsError(f"{variable} is shorter than 16 characters; use a long random value")
+        return given.encode()
+    path = home / file_name
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass  # made before (or by a gateway starting at the same moment)
+    else:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32) + "\n")
+    key = path.read_text().strip()
+    if len(key) < 16:
+        raise SettingsError(f"{path} holds no usable key (shorter than 16 characters); delete it to make a new one")
+    return key.encode()
+
 
 
 def repo_root() -> Path | None:

@@ -33,13 +33,12 @@ PLYLOG_STREAMS_PER_CLIENT       32        open live streams per client address (
 from __future__ import annotations
 
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
 from services.common.redis_keys import prefix_from_env
-from services.common.settings import SettingsError, env_number
+from services.common.settings import SettingsError, env_number, secret_key
 
 from .identity import JwtSettings
 
@@ -79,7 +78,7 @@ class GatewayConfig:
             timekeeper_interval_s=env_number(env, "PLYLOG_TIMEKEEPER_INTERVAL_S", 0.5, lo=0, hi=3600),
             legal_actions_cap=int(env_number(env, "PLYLOG_LEGAL_ACTIONS_CAP", 500.0, lo=1, hi=100_000)),
             auth_mode=_auth_mode(env),
-            operator_key=_key(home, env, "PLYLOG_OPERATOR_KEY", OPERATOR_KEY_FILE).decode(),
+            operator_key=secret_key(home, env, "PLYLOG_OPERATOR_KEY", OPERATOR_KEY_FILE).decode(),
             jwt=_jwt(env),
             address_rate_per_s=env_number(env, "PLYLOG_ADDRESS_RATE_PER_S", 20.0, lo=0.01, hi=1e6),
             address_rate_burst=env_number(env, "PLYLOG_ADDRESS_RATE_BURST", 40.0, lo=1, hi=1e6),
@@ -91,30 +90,7 @@ class GatewayConfig:
 
 def load_secret(home: Path, env: Mapping[str, str]) -> bytes:
     """PLYLOG_SECRET, else the key in $PLYLOG_HOME/gateway.secret (made once, mode 0600)."""
-    return _key(home, env, "PLYLOG_SECRET", SECRET_FILE)
-
-
-def _key(home: Path, env: Mapping[str, str], variable: str, file_name: str) -> bytes:
-    """The key in `variable`, else the one in $PLYLOG_HOME/<file_name> (made once, mode 0600), so
-    that every gateway of a local stack shares it and the CLI on this machine can read it."""
-    given = env.get(variable, "")
-    if given:
-        if len(given) < 16:
-            raise SettingsError(f"{variable} is shorter than 16 characters; use a long random value")
-        return given.encode()
-    path = home / file_name
-    home.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass  # made before (or by a gateway starting at the same moment)
-    else:
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32) + "\n")
-    key = path.read_text().strip()
-    if len(key) < 16:
-        raise SettingsError(f"{path} holds no usable key (shorter than 16 characters); delete it to make a new one")
-    return key.encode()
+    return secret_key(home, env, "PLYLOG_SECRET", SECRET_FILE)
 
 
 def _auth_mode(env: Mapping[str, str]) -> str:

@@ -22,11 +22,15 @@ from games.registry import get_game
 from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
 from schemas.lifecycle import Clock
 
+from services.common import bot_directory
+
 from .app import Gateway
 from .auth import gw, identity_of, limit_address, limit_player, seat_of
 from .errors import ApiError
 from .history import Folded, HistoryUnavailable
 from .identity import Identity, reserved
+
+BOT_PREFIX = "bot:"
 from .submit import move_record
 
 router = APIRouter()
@@ -90,18 +94,35 @@ def _pending(record: dict[str, Any], what: str) -> JSONResponse:
                                     "gives your seat token(s)"}, 202)
 
 
-def _seating(identity: Identity, wanted: list[Optional[str]]) -> tuple[list[Optional[str]], list[Optional[str]]]:
+async def _playable_bots(gateway: Gateway, game: str, wanted: list[Optional[str]]) -> set[str]:
+    """The `bot:<id>` players of `wanted` a running bot service plays for `game` (422 for others)."""
+    asked = [p for p in wanted if p is not None and p.startswith(BOT_PREFIX)]
+    if not asked:
+        return set()
+    known = {f"{BOT_PREFIX}{e.bot_id}": e for e in await bot_directory.entries(gateway.redis, gateway.projection.keys)}
+    for player in asked:
+        entry = known.get(player)
+        if entry is None or not entry.playable or game not in entry.games:
+            why = ("no bot service plays it now" if entry is not None and not entry.fresh else
+                   "an operator turned it off" if entry is not None and not entry.enabled else
+                   f"it does not play {game}" if entry is not None else "there is no such bot")
+            players = sorted(p for p, e in known.items() if e.playable and game in e.games)
+            raise ApiError(422, "unknown_bot", f"{player!r} cannot take a seat: {why}. Bots for {game}: "
+                                               f"{', '.join(players) or 'none (is the bot service running?)'}")
+    return set(asked)
+
+
+def _seating(identity: Identity, wanted: list[Optional[str]], bots: set[str]) -> tuple[list[Optional[str]], list[Optional[str]]]:
     """(seats, invited) of a create: the operator seats whom it names; a player seats themselves
-    and reserves the seats of the others it names."""
+    and the bots it names, and reserves the seats of the other players it names."""
     for player in wanted:
-        if player is not None and reserved(player) and not player.startswith("bot:"):
+        if player is not None and reserved(player) and player not in bots:
             raise ApiError(422, "malformed", f"{player!r} is one of plylog's own ids; it cannot hold a seat")
-        if player is not None and player.startswith("bot:"):
-            raise ApiError(422, "unknown_bot", f"there is no bot {player!r} on this server")
     if identity.operator:
         return list(wanted), [None, None]
-    seats = [p if p is None or p == identity.player else None for p in wanted]
-    invited = [p if p is not None and p != identity.player else None for p in wanted]
+    seated = {identity.player, *bots}
+    seats = [p if p is None or p in seated else None for p in wanted]
+    invited = [p if p is not None and p not in seated else None for p in wanted]
     return seats, invited
 
 
@@ -130,6 +151,17 @@ async def whoami(request: Request) -> Any:
     return {"player": identity.player, "via": identity.via}
 
 
+@router.get("/v1/bots", tags=["play"], summary="The bots you can play against, per game, weak to strong")
+async def bots(request: Request, game: Optional[GameName] = None) -> Any:
+    from games.bots import LEVELS
+
+    gateway = gw(request)
+    entries = {e.bot_id: e for e in await bot_directory.entries(gateway.redis, gateway.projection.keys)}
+    games = [game] if game else list(LEVELS)
+    return {"bots": {g: [entries[b].as_dict() for b in LEVELS[g] if b in entries and entries[b].playable]
+                     for g in games}}
+
+
 # --- matches: create, join, tokens, act -------------------------------------------------------------
 @router.post("/v1/matches", status_code=201, tags=["play"],
              summary="Create a match; returns the seat tokens of the caller's seats")
@@ -140,7 +172,7 @@ async def create_match(body: NewMatch, request: Request, timeout: Optional[float
         raise ApiError(403, "forbidden", f"you create matches as {identity.player!r}; `creator` is the operator's")
     await limit_address(request)
     await limit_player(request, identity.player)
-    seats, invited = _seating(identity, body.seats)
+    seats, invited = _seating(identity, body.seats, await _playable_bots(gateway, body.game, body.seats))
     match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"
     action: dict[str, Any] = {"type": "create", "game": body.game, "seats": seats, "options": body.options}
     if body.clock is not None:

@@ -24,7 +24,7 @@ from mode import CrashingSupervisor
 from services.common.settings import Settings, env_number
 
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
-from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions
+from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions, fetch_again
 from .ops import install as install_ops
 from .produce import produce_all
 
@@ -127,7 +127,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             for key, (value, partition) in batch.position_writes().items():
                 table.store(key, value, partition)
             for partition, offset in batch.rewind.items():
-                await app.consumer.seek(TP(topics.moves, partition), offset)
+                await fetch_again(app, TP(topics.moves, partition), offset)
             took = time.perf_counter() - started
             counters.add(batch, took)
             log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "

@@ -14,6 +14,10 @@ Faust is noticed and the workaround removed).
 4. `TableManager` / `Recovery`: when the assignment changes while a recovery runs (a worker
    joins), Faust seeks standby partitions whose start offset it never built (None) and aiokafka
    raises `ValueError: Offset must be a positive integer`, which stops the worker.
+5. `fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
+   consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
+   (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
+   in the consumer's thread.
 """
 from __future__ import annotations
 
@@ -67,6 +71,13 @@ def commit_only_stored_positions(app: faust.App, table: "MatchTable", moves: str
         return bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
 
     consumer.force_commit = force_commit
+
+
+# --- 5. fetching a partition again -------------------------------------------------------------------
+async def fetch_again(app: faust.App, tp: TP, offset: int) -> None:
+    """Fetch `tp` again from `offset` (the consumer's thread does the seek; Faust delivers the
+    records again from there)."""
+    await app.consumer.seek_wait({tp: offset})
 
 
 # --- 3. the table ----------------------------------------------------------------------------------

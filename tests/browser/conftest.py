@@ -69,7 +69,7 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS,
+    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS, bots=True,
                        PLYLOG_RATE_PER_S="200", PLYLOG_RATE_BURST="200", PLYLOG_SSE_KEEPALIVE_S="2") as running:
         yield running
 
@@ -109,8 +109,35 @@ def new_page(browser, web_stack, request):
     errors: list[str] = []
     yield make
     for context in contexts:
+        for page in context.pages:
+            validate_what_the_page_received(page)
         context.close()
     assert not errors, f"JavaScript errors in the pages: {errors}"
+
+
+def validate_what_the_page_received(page) -> None:
+    """Every result (action answers, stream events) and view the page's fetches received, against
+    the committed JSON Schemas (tests/schema_check.py counts them for the run's summary)."""
+    import orjson
+
+    from tests.schema_check import check, check_result
+
+    for entry in page.evaluate("window.__plylogNetwork || []"):
+        path, text = entry["url"].split("?")[0], entry["text"]
+        if not text:
+            continue
+        if path.endswith("/actions"):
+            body = orjson.loads(text)
+            if body.get("status") in ("accepted", "rejected"):
+                check_result(body)
+        elif path.endswith("/stream"):
+            for line in text.splitlines():
+                if line.startswith("data: "):
+                    check_result(line[len("data: "):], kind="sse")
+        elif "/v1/matches/" in path and path.count("/") == 5 and not path.endswith("/tokens"):
+            view = orjson.loads(text)
+            if "error" not in view:
+                check("view", view, game=view["game"])
 
 
 def screenshot(page, name: str) -> Path:

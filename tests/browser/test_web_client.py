@@ -448,3 +448,34 @@ def test_replay_slider_shows_each_earlier_position(new_page, web_stack):
     move(3)
     page.wait_for_selector('body[data-shown-seq="5"]')
     assert page.evaluate(BOARD_OF_PAGE) == web_stack.view(match_id)["board"]
+
+
+# --- Against the computer: a Strands match by clicking, to its end ----------------------------------
+def test_a_strands_match_against_the_computer_is_played_by_clicking_to_its_end(new_page, web_stack):
+    page = new_page("pia")
+    page.goto("/")
+    page.wait_for_selector("#create-bot option[value='bot:mcts-1']", state="attached")
+    page.select_option("#create-bot", "bot:mcts-1")
+    page.select_option("#strands-layout", "small-4")
+    page.click("#create-button")
+    page.wait_for_url("**/match.html?id=*")
+    page.wait_for_selector(".seats .badge.bot")
+    match_id, moves = page.url.split("id=")[1], 0
+    while True:
+        page.wait_for_selector("#status:has-text('Your move'), #status:has-text('Game over')", timeout=60_000)
+        if page.locator("#status:has-text('Game over')").count():
+            break
+        seq = web_stack.view(match_id)["seq"]
+        page.wait_for_selector(f'body[data-legal-seq="{seq}"]')  # this position's legal targets are shown
+        page.locator("svg.board .cell.legal").first.click()
+        page.click("#place")
+        deadline = time.monotonic() + 30
+        while web_stack.view(match_id)["seq"] == seq:  # until the move is applied (the bot may answer at once)
+            assert time.monotonic() < deadline, page.inner_text(".messages")
+            time.sleep(0.1)
+        moves += 1
+    assert moves >= 3
+    screenshot(page, "strands-vs-computer")
+    view = web_stack.view(page.url.split("id=")[1])
+    assert view["status"] == "over" and view["seats"][1] == "bot:mcts-1"
+    assert page.evaluate(BOARD_OF_PAGE) == view["board"]

@@ -61,6 +61,9 @@ class RunningStack:
     def gateway(self) -> Service:
         return self.processes[-1]
 
+    def process(self, name: str) -> Service:
+        return next(p for p in self.processes if p.name == name)
+
     @property
     def settings(self) -> Settings:
         return Settings.from_env(kafka_bootstrap=self.bootstrap, topic_prefix=self.topics.prefix)
@@ -83,10 +86,10 @@ class RunningStack:
 
 
 @contextlib.contextmanager
-def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partitions: int,
+def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partitions: int, bots: bool = False,
                   **gateway_env: str) -> Iterator[RunningStack]:
-    """Start the whole stack on the test broker and Redis, wait until each process says it is
-    ready, and stop and clean up everything afterwards."""
+    """Start the whole stack on the test broker and Redis (with `bots`, the bot service too), wait
+    until each process says it is ready, and stop, audit and clean up everything afterwards."""
     topics = Topics(f"{name[0]}{uuid.uuid4().hex[:8]}.")
     kafka_admin.ensure_contract_topics(bootstrap, topics.prefix, partitions)
     prefix = unique_redis_prefix()
@@ -96,12 +99,14 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
     projector = Service("projector", "services.projector", ("--name", f"projector-{name}"), env, home)
     gateway, url = gateway_process(bootstrap, topics, redis_url, prefix, home, **gateway_env)
     processes = [worker, projector, gateway]
+    if bots:
+        processes.insert(2, Service("bots", "services.bots", ("--name", f"bots-{name}"),
+                                    {**env, "PLYLOG_BOT_SECRET": "test-bot-secret-0123456789"}, home))
     try:
         for process in processes:
             process.start()
-        worker.wait_ready()
-        projector.wait_ready()
-        gateway.wait_ready(timeout=60)
+        for process in processes:
+            process.wait_ready(timeout=90)
         yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix, partitions), processes)
     finally:
         for process in reversed(processes):

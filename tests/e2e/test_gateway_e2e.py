@@ -17,7 +17,7 @@ import pytest
 
 from games.registry import get_game
 from games.match import render
-from services.cli._api import PublicPosition
+from games.public import PublicPosition
 from services.common.moves_log import fold_match_from_topic
 
 from tests.schema_check import check, check_result

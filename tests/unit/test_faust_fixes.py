@@ -163,3 +163,28 @@ def test_aiokafka_refuses_to_seek_to_none():
     consumer = aiokafka.AIOKafkaConsumer.__new__(aiokafka.AIOKafkaConsumer)
     with pytest.raises(ValueError, match="positive integer"):
         consumer.seek(TP("t-changelog", 3), None)
+
+
+def test_faust_seeks_aiokafka_from_the_apps_thread_and_seek_wait_from_the_consumers():
+    """Why `fetch_again` uses seek_wait: Consumer._seek calls the consumer thread's seek directly
+    (thread-unsafe); seek_wait goes through call_thread."""
+    from faust.transport.consumer import ThreadDelegateConsumer
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+
+    assert "self._thread.seek(" in inspect.getsource(ThreadDelegateConsumer._seek)
+    assert "call_thread" in inspect.getsource(AIOKafkaConsumerThread.seek_wait)
+    assert "call_thread" not in inspect.getsource(AIOKafkaConsumerThread.seek)
+
+
+async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
+    seen = {}
+
+    class Consumer:
+        async def seek_wait(self, offsets):
+            seen.update(offsets)
+
+    class App:
+        consumer = Consumer()
+
+    await faust_fixes.fetch_again(App(), TP("t.moves", 2), 90)
+    assert seen == {TP("t.moves", 2): 90}

@@ -11,7 +11,8 @@ from bench.logs import DEFAULT_OPTIONS
 from games.mastermind import commitment_of
 from games.match import render
 from games.playout import random_playout_records
-from services.cli._api import PublicPosition, parse_sse
+from games.public import PublicPosition
+from services.cli._api import parse_sse
 from services.cli._moves import parse
 from services.common.settings import SettingsError
 from services.gateway.play import _without_guessable_secrets

@@ -59,6 +59,8 @@ export const api = {
   events: (matchId) => request("GET", `/v1/matches/${enc(matchId)}/events`),
   position: (matchId, seq) => request("GET", `/v1/matches/${enc(matchId)}/positions/${seq}`),
   legalActions: (matchId, token) => request("GET", `/v1/matches/${enc(matchId)}/legal-actions`, { token }),
+  /** The bots one can play against: {bots: {game: [{id, player, description}]}}. */
+  bots: (game) => request("GET", "/v1/bots", { query: { game } }),
   matches: (status, game, limit) => request("GET", "/v1/matches", { query: { status, game, limit } }),
   leaderboard: (game, by, limit = 20) => request("GET", `/v1/leaderboards/${enc(game)}`, { query: { by, limit } }),
   player: (playerId) => request("GET", `/v1/players/${enc(playerId)}`),

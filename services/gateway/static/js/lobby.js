@@ -18,8 +18,24 @@ function createForm() {
     forms[game] = forms[game] || GAMES[game].optionsForm();
     clear(optionBox, forms[game].node);
   };
-  gameSelect.addEventListener("change", showOptions);
+  const botSelect = h("select", { id: "create-bot", "aria-label": "play against the computer" },
+    h("option", { value: "" }, "a person"));
+  const showBots = async () => {
+    const game = gameSelect.value;
+    let bots = [];
+    try {
+      bots = ((await api.bots(game)).bots || {})[game] || [];
+    } catch {
+      bots = [];
+    }
+    if (gameSelect.value !== game) return;
+    clear(botSelect, h("option", { value: "" }, "a person"),
+      bots.map((bot, level) => h("option", { value: bot.player, title: bot.description },
+        `the computer: ${bot.id} (level ${level + 1} of ${bots.length})`)));
+  };
+  gameSelect.addEventListener("change", () => { showOptions(); showBots(); });
   showOptions();
+  showBots();
 
   const mySeat = h("select", { id: "create-seat" },
     h("option", { value: "0" }, "first (moves first)"), h("option", { value: "1" }, "second"),
@@ -32,7 +48,7 @@ function createForm() {
   const submit = async (event) => {
     event.preventDefault();
     const game = gameSelect.value;
-    const other = opponent.value.trim() || null;
+    const other = botSelect.value || opponent.value.trim() || null;
     const seatsFor = (me) => mySeat.value === "both" ? [me, me] : mySeat.value === "0" ? [me, other] : [other, me];
     let me;
     try {
@@ -60,7 +76,8 @@ function createForm() {
     h("p", {}, h("label", { for: "create-game" }, "Game "), gameSelect),
     optionBox,
     h("p", {}, h("label", { for: "create-seat" }, "Your seat "), mySeat),
-    h("p", {}, h("label", { for: "create-opponent" }, "Opponent "), opponent),
+    h("p", {}, h("label", { for: "create-bot" }, "Play against "), botSelect),
+    h("p", {}, h("label", { for: "create-opponent" }, "Opponent (a person) "), opponent),
     h("p", {}, clockOn, h("label", { for: "clock-on" }, " Clock: "),
       h("label", { for: "clock-minutes" }, "minutes "), minutes, " ", h("label", { for: "clock-increment" }, "+ seconds per move "), increment),
     h("p", {}, h("button", { id: "create-button", type: "submit", class: "primary" }, "Create match")));
@@ -86,7 +103,7 @@ async function joinMatch(matchId) {
 
 function matchRow(match, status) {
   const id = match.match_id;
-  const seats = (match.seats || []).map((p) => p || "open").join(" vs ");
+  const seats = (match.seats || []).map((p) => (p && p.startsWith("bot:") ? `🤖 ${p}` : p || "open")).join(" vs ");
   const when = status === "recent" ? match.ended_at : status === "open" ? match.created_at : match.started_at;
   const action = status === "open"
     ? h("button", { type: "button", class: "small primary", "data-join": id, onclick: () => joinMatch(id) }, "Join")

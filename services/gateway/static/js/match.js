@@ -165,6 +165,9 @@ function render() {
   const focusedKey = document.activeElement && (document.activeElement.dataset?.key || document.activeElement.id);
   const game = GAMES[view.game];
   document.title = `${GAME_TITLES[view.game] || view.game} ${matchId} · plylog`;
+  // What is on screen, for scripts and tests: the position's seq, and the seq whose legal actions are shown.
+  document.body.dataset.seq = view.seq;
+  document.body.dataset.legalSeq = state.legal && state.legal.seq === view.seq ? view.seq : "";
   const ctx = {
     matchId, names: view.seats, mySeats: mySeats(), actingSeat: actingSeat(view), canAct: canAct(view) && !state.busy,
     legal: state.legal && state.legal.seq === view.seq ? state.legal : null,
@@ -209,6 +212,7 @@ function seatsLine(view) {
       h("span", { class: "turn-mark", "aria-hidden": "true" }, moving ? "▶" : ""),
       h("strong", {}, seatName(view.game, seat)), " ", view.seats[seat] || h("em", {}, "open"),
       mine.includes(seat) ? h("span", { class: "badge" }, "you") : null,
+      String(view.seats[seat]).startsWith("bot:") ? h("span", { class: "badge bot", title: "a bot plays this seat" }, "computer") : null,
       view.clock ? h("span", { class: "clock mono", dataset: { seat }, "aria-label": `${seatName(view.game, seat)} clock` }) : null);
   }));
 }

@@ -1,0 +1,67 @@
+"""`python -m services.bots [--name NAME] [--bots ID,ID,...]`: run a bot service.
+
+It plays the bots of games/bots (`bot:mcts-2`, `bot:most-parts`, ...) in every match where one
+holds a seat: it reads plylog.results and produces their moves to plylog.moves, like any trusted
+producer. Instances share the partitions (consumer group `<topic prefix>bots`). Settings from the
+environment: KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_REDIS_PREFIX and
+PLYLOG_BOT_SECRET (the key the Mastermind codemaker derives its secrets from; unset: made once
+into $PLYLOG_HOME/bots.secret).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from games.bots import bot_ids
+from services.common import kafka_admin
+from services.common.redis_keys import Keys, prefix_from_env
+from services.common.settings import SettingsError, load, secret_key
+
+from .players import BotPlayers
+from .service import BotService
+
+BOT_SECRET_FILE = "bots.secret"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m services.bots", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--name", default=f"bots-{os.environ.get('PLYLOG_INSTANCE', '1')}",
+                        help="instance name (its client id and log lines)")
+    parser.add_argument("--bots", default=",".join(bot_ids()),
+                        help=f"comma-separated bot ids to play (default every one: {', '.join(bot_ids())})")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    settings = load()
+    wanted = [b.strip() for b in args.bots.split(",") if b.strip()]
+    unknown = sorted(set(wanted) - set(bot_ids()))
+    if unknown:
+        print(f"plylog bots: no bot {', '.join(unknown)}; known: {', '.join(bot_ids())}", file=sys.stderr)
+        return 2
+    try:
+        key = secret_key(settings.home, os.environ, "PLYLOG_BOT_SECRET", BOT_SECRET_FILE)
+        kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
+    except SettingsError as error:
+        print(f"plylog bots: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # noqa: BLE001 - the broker is the one thing we cannot work without
+        print(f"plylog bots: cannot read topic metadata from {settings.kafka_bootstrap}: {error}", file=sys.stderr)
+        return 2
+    ready = os.environ.get("PLYLOG_READY_FILE")
+    service = BotService(settings, Keys(prefix_from_env()), BotPlayers(wanted, key), args.name,
+                         Path(ready) if ready else None)
+    try:
+        asyncio.run(service.run())
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
