@@ -11,11 +11,12 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser kcat asyncapi-spec run down status test bench bench-quick
+.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
 	@echo "  make run      set up, then start the local stack (Kafka, Redis, plylog services)"
+	@echo "  make run-cluster  the same on a 3-broker Kafka cluster and a Redis Cluster (3+3), 2 of each service"
 	@echo "  make test     set up, start Kafka+Redis if not running, run all tests, stop what it started"
 	@echo "  make status   show what runs, where, and its logs"
 	@echo "  make down     stop everything 'make run' started"
@@ -86,6 +87,14 @@ run: setup
 	@echo "plylog is running. Web client and API: http://127.0.0.1:$${PLYLOG_GATEWAY_PORT:-8000}/ (API docs at /docs)"
 	@echo "Kafka 127.0.0.1:$${PLYLOG_KAFKA_PORT:-9092}, Redis 127.0.0.1:$${PLYLOG_REDIS_PORT:-6379}; play from a terminal: .venv/bin/plylog new --help"
 	@echo "logs and state: $${PLYLOG_HOME:-.plylog}/logs/   status: make status   stop: make down"
+
+# A Kafka cluster of 3 KRaft nodes and a Redis Cluster of 3 primaries + 3 replicas on loopback, then
+# 2 rules workers, 2 projectors and 2 gateways (README "Running at scale"); `make down` stops it.
+run-cluster: setup
+	@$(PLYLOG) up --cluster $(UP_ARGS)
+	@echo
+	@echo "plylog cluster is running: gateways http://127.0.0.1:$${PLYLOG_GATEWAY_PORT:-8000}/ and :$$(( $${PLYLOG_GATEWAY_PORT:-8000} + 1 ))/"
+	@echo "status: make status   stop: make down"
 
 down:
 	@if [ -x $(PLYLOG) ]; then $(PLYLOG) down; else echo "nothing to stop: no .venv (run make setup first)"; fi

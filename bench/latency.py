@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterator, Optional
 
 import orjson
-import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from services.common import redis_client
 from services.common.redis_keys import Keys
 
 from .loadgen import match_key, producer
@@ -76,7 +76,7 @@ async def observe_results(bootstrap: str, topic: str, partitions: int, seen: See
 
 
 async def observe_views(redis_url: str, keys: Keys, seen: Seen, ready: asyncio.Event) -> None:
-    client = aioredis.Redis.from_url(redis_url)
+    client = redis_client.pubsub_client(redis_url)
     pubsub = client.pubsub()
     try:
         await pubsub.psubscribe(keys.live_pattern)

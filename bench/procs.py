@@ -173,7 +173,8 @@ class Service:
 def service_env(stack: BenchStack, space: RunSpace) -> dict[str, str]:
     return {"KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap, "REDIS_URL": stack.redis_url,
             "PLYLOG_TOPIC_PREFIX": space.topics.prefix, "PLYLOG_REDIS_PREFIX": space.redis_prefix,
-            "PLYLOG_PARTITIONS": str(stack.partitions), "PLYLOG_HOME": str(space.dir)}
+            "PLYLOG_PARTITIONS": str(stack.partitions), "PLYLOG_HOME": str(space.dir),
+            "PLYLOG_REPLICATION_FACTOR": str(stack.replication), "PLYLOG_MIN_INSYNC_REPLICAS": str(stack.min_insync)}
 
 
 def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1) -> Service:

@@ -41,7 +41,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("latency", "closed-loop bots at a fixed offered rate, produce -> view readable", scenarios.latency_run,
              "p99_ms"),
     Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
-    Scenario("scale", "the same burst on 1 and on 2 rules workers", scenarios.scale, "workers_2_moves_per_s"),
+    Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
     Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
 ]}

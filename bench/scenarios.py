@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Optional
 
-import redis.asyncio as aioredis
 
 from games.fold import encode
-from services.common import moves_log
+from services.common import moves_log, redis_client
 from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
@@ -108,13 +107,17 @@ class ProjectorOffsets:
     results topic (written atomically with the writes they cover)."""
 
     def __init__(self, stack: BenchStack, space: RunSpace):
-        self.client = aioredis.Redis.from_url(stack.redis_url)
-        self.key = Keys(space.redis_prefix).offsets(PROJECTOR_CONSUMER)
+        self.client = redis_client.connect_async(stack.redis_url)
+        keys = Keys(space.redis_prefix, stack.partitions)
+        self.keys = [keys.offsets(PROJECTOR_CONSUMER, p) for p in keys.all_partitions()]
         self.field_prefix = f"{space.topics.results}:".encode()
 
     async def total(self) -> int:
-        stored = await self.client.hgetall(self.key)
-        return sum(int(v) for k, v in stored.items() if k.startswith(self.field_prefix))
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in self.keys:
+                pipe.hgetall(key)
+            stored = await pipe.execute()
+        return sum(int(v) for offsets in stored for k, v in offsets.items() if k.startswith(self.field_prefix))
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -182,15 +185,25 @@ async def pipeline(ctx: Context) -> RunResult:
                      {"rules worker only": rules.series, "pipeline (rules + projector)": both.series})
 
 
+SCALE_WORKERS = (1, 2, 3)
+
+
 async def scale(ctx: Context) -> RunResult:
+    """The burst on 1, 2 and 3 rules workers in one group: moves/s, and the CPU every worker spent
+    per move added up (it must not grow with the number of workers: the work divides, nothing is
+    done twice)."""
     run = RunResult()
-    for workers in (1, 2):
+    for workers in SCALE_WORKERS:
         measured = await throughput(ctx, f"scale{workers}",
                                     lambda space: [rules_worker(ctx.stack, space, n + 1) for n in range(workers)])
         run.figures[f"workers_{workers}_moves_per_s"] = measured.rate
         run.figures[f"workers_{workers}_cpu_us_per_move"] = sum(measured.cpu_us.values())
         run.series[f"{workers} rules worker{'s' if workers > 1 else ''}"] = measured.series
-    run.figures["speedup"] = run.figures["workers_2_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+    for workers in SCALE_WORKERS[1:]:
+        run.figures[f"speedup_{workers}"] = run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+        run.figures[f"cpu_ratio_{workers}"] = (run.figures[f"workers_{workers}_cpu_us_per_move"]
+                                              / run.figures["workers_1_cpu_us_per_move"])
+    run.figures["speedup"] = run.figures["speedup_2"]
     return run
 
 

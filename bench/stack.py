@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-import redis
-
-from services.common import kafka_admin
+from services.common import kafka_admin, redis_client
 from services.common.settings import Topics
 
 
@@ -27,6 +25,11 @@ class BenchStack:
     redis_url: str
     work_dir: Path  # logs and data of the processes the benchmarks start; the load cache
     partitions: int = 12
+    replication: int = 1  # 3 on a cluster (with min.insync.replicas 2)
+
+    @property
+    def min_insync(self) -> int:
+        return 2 if self.replication >= 3 else 1
 
     @property
     def cache_dir(self) -> Path:
@@ -40,7 +43,8 @@ class BenchStack:
         space = RunSpace(Topics(f"bench-{label}-{token}."), f"bench:{label}:{token}:",
                          self.work_dir / "runs" / f"{label}-{token}")
         space.dir.mkdir(parents=True)
-        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions)
+        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions,
+                                           replication=self.replication, min_insync=self.min_insync)
         try:
             yield space
         finally:
@@ -56,16 +60,13 @@ class BenchStack:
         kafka_admin.delete_topics(self.bootstrap, names)
 
     def _delete_keys(self, prefix: str) -> None:
-        client = redis.Redis.from_url(self.redis_url)
+        client = redis_client.connect(self.redis_url)
         try:
-            batch = []
-            for key in client.scan_iter(match=f"{prefix}*", count=5000):
-                batch.append(key)
-                if len(batch) >= 5000:
-                    client.unlink(*batch)
-                    batch.clear()
-            if batch:
-                client.unlink(*batch)
+            for node in redis_client.nodes(client):
+                pipe = node.pipeline(transaction=False)
+                for key in node.scan_iter(match=f"{prefix}*", count=5000):
+                    pipe.unlink(key)  # one key a command: on a cluster node the keys are of many slots
+                pipe.execute()
         finally:
             client.close()
 

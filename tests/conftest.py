@@ -89,10 +89,10 @@ class _Resolver:
 
     @staticmethod
     def redis_ok(url: str) -> bool:
-        import redis
+        from services.common import redis_client
 
         with contextlib.suppress(Exception):
-            client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+            client = redis_client.connect(url, socket_connect_timeout=3, socket_timeout=3)
             try:
                 return bool(client.ping())
             finally:

@@ -7,6 +7,10 @@
 # - Otherwise a throwaway stack is started in .plylog/test/ (same ports) and removed
 #   afterwards with its data: a freshly formatted broker is ready in ~2 s, a restarted one
 #   needs ~9 s, and your own .plylog/ data stays untouched.
+# - The fault tests in tests/cluster start a cluster of their own (`plylog up --cluster
+#   --infra-only`: 3 Kafka nodes, a Redis Cluster of 3 primaries + 3 replicas) in a temporary
+#   PLYLOG_HOME on free ports, and remove it at the end of the session (~8 min on 2 busy cores).
+#   Skip them with PYTEST_ARGS='-m "not cluster"'.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 

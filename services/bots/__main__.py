@@ -46,15 +46,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         key = secret_key(settings.home, os.environ, "PLYLOG_BOT_SECRET", BOT_SECRET_FILE)
-        kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
+        partitions = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
     except SettingsError as error:
         print(f"plylog bots: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # noqa: BLE001 - the broker is the one thing we cannot work without
         print(f"plylog bots: cannot read topic metadata from {settings.kafka_bootstrap}: {error}", file=sys.stderr)
         return 2
+    results_partitions = partitions[settings.topics.results]
+    if results_partitions is None:
+        print(f"plylog bots: no topic {settings.topics.results} on {settings.kafka_bootstrap}; "
+              "start the stack with `plylog up`", file=sys.stderr)
+        return 2
     ready = os.environ.get("PLYLOG_READY_FILE")
-    service = BotService(settings, Keys(prefix_from_env()), BotPlayers(wanted, key), args.name,
+    # The partition count names a match's keys in the projection (each in its home partition's slot).
+    service = BotService(settings, Keys(prefix_from_env(), results_partitions), BotPlayers(wanted, key), args.name,
                          Path(ready) if ready else None)
     try:
         asyncio.run(service.run())

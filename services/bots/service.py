@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 import orjson
-import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from games.public import PublicPosition
-from services.common import bot_directory
+from services.common import bot_directory, redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -61,7 +60,7 @@ class BotService:
 
     async def run(self) -> None:
         topics = self.settings.topics
-        self.redis = aioredis.Redis.from_url(self.settings.redis_url)
+        self.redis = redis_client.connect_async(self.settings.redis, socket_connect_timeout=5)
         self.projection = Projection(self.redis, self.keys)
         self.producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap, acks="all",
                                          enable_idempotence=True, linger_ms=1)

@@ -14,6 +14,8 @@ stdout+stderr appended to ``$PLYLOG_HOME/logs/<instance>.log`` and this environm
   PLYLOG_INSTANCE     1..N
   PLYLOG_DATA_DIR     a private directory for this instance (RocksDB, Faust datadir, ...)
   PLYLOG_READY_FILE   a path to create once ready (used when ready="file")
+  PLYLOG_OPS_PORT     the port of its /livez, /readyz and /metrics (specs with `ops_port`)
+  PLYLOG_<NAME>_PORT  the port of this instance (specs with `port`, e.g. gateway-2's)
 
 Readiness (`ready`):
   "alive:S"     the process is still running S seconds after start (default, S=3)
@@ -41,23 +43,32 @@ class ServiceSpec:
     #: how many instances; gets the `plylog up` options (e.g. opts["rules_workers"]).
     #: Non-scalable services always run one instance.
     instances: Callable[[dict], int] = lambda opts: 1
-    #: TCP port the service listens on (shown by status, checked free before start)
-    port: Callable[[Settings], int | None] = lambda s: None
+    #: TCP port instance N listens on (shown by status, checked free before start)
+    port: Callable[[Settings, int], int | None] = lambda s, instance: None
+    #: port of instance N's ops server (/livez, /readyz, /metrics), passed as PLYLOG_OPS_PORT
+    ops_port: Callable[[Settings, int], int | None] = lambda s, instance: None
     ready: str = "alive:3"
     ready_timeout: float = 60.0
     stop_timeout: float = 15.0
     description: str = ""
 
-    #: numbered instance names (rules-1, rules-2, ...) instead of just the name
+    #: several instances, with numbered names (rules-1, rules-2, ...)
     scalable: bool = False
+    #: a single instance is numbered too (rules-1); else it has the plain name (projector)
+    number_single: bool = True
 
     def instance_names(self, count: int) -> list[str]:
-        if not self.scalable:
+        if not self.scalable or (count == 1 and not self.number_single):
             return [self.name]
         return [f"{self.name}-{i}" for i in range(1, count + 1)]
 
+    def owns(self, name: str) -> bool:
+        """Whether `name` is an instance of this service (its plain name or a numbered one)."""
+        base, _, number = name.rpartition("-")
+        return name == self.name or (self.scalable and base == self.name and number.isdigit())
+
     def argv(self, s: Settings, instance: int) -> list[str]:
-        fmt = {"instance": instance, "gateway_port": s.gateway_port,
+        fmt = {"instance": instance, "gateway_port": self.port(s, instance) or s.gateway_port,
                "kafka": s.kafka_bootstrap, "redis": s.redis_url}
         return [sys.executable, "-m", self.module, *(a.format(**fmt) for a in self.args)]
 
@@ -88,18 +99,26 @@ SERVICES: list[ServiceSpec] = [
         scalable=True,
         ready="file",  # written once the worker has joined its group and recovered its table
         ready_timeout=120.0,
+        ops_port=lambda s, instance: s.first_ops_port + instance - 1,
         description="rules worker (Faust): plylog.moves -> plylog.results/outcomes",
     ),
     ServiceSpec(
         name="projector",
         module="services.projector",
+        instances=lambda opts: int(opts.get("projectors", 1)),
+        scalable=True,
+        number_single=False,
+        ops_port=lambda s, instance: s.first_ops_port + 10 + instance - 1,
         ready="file",  # written once the projector has its partitions and has sought to the offsets in Redis
         description="projector: plylog.results/outcomes -> Redis views",
     ),
     ServiceSpec(
         name="gateway",
         module="services.gateway",
-        port=lambda s: s.gateway_port,
+        instances=lambda opts: int(opts.get("gateways", 1)),
+        scalable=True,
+        number_single=False,
+        port=lambda s, instance: s.gateway_port + instance - 1,
         ready="http:/healthz",
         stop_timeout=10.0,
         description="HTTP API + SSE + timekeeper + web client",

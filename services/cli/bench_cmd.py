@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
                  "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
-                 "fold per game; plylog rebuild), scale (1 vs 2 rules workers), memory (RSS at 10,000 active "
+                 "fold per game; plylog rebuild), scale (1, 2 and 3 rules workers: moves/s and CPU per move; on the cluster when `plylog up --cluster` runs), memory (RSS at 10,000 active "
                  "matches), http (closed-loop bots through the gateway). Default: all.")
 
 
@@ -108,22 +108,24 @@ def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterat
     if settings.env_kafka_bootstrap and settings.env_redis_url:
         _require_answers(settings.kafka_bootstrap, settings.redis_url, "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL")
         console.print(f"using Kafka {settings.kafka_bootstrap} and Redis {settings.redis_url} (from the environment)")
-        yield BenchStack(settings.kafka_bootstrap, settings.redis_url, work, partitions)
+        yield BenchStack(settings.kafka_bootstrap, settings.redis_url, work, partitions, settings.replication_factor)
         return
     running = _running_stack(settings.home)
     if running is not None:
-        bootstrap, redis_url, services = running
-        console.print(f"using the running local stack in {settings.home} (Kafka {bootstrap}, Redis {redis_url})"
+        bootstrap, redis_url, services, replication = running
+        console.print(f"using the running local stack in {settings.home} (Kafka {bootstrap}, Redis {redis_url}"
+                      + (f", {replication} replicas" if replication > 1 else "") + ")"
                       + (f"; its services ({', '.join(services)}) keep running and share the CPUs" if services else ""))
-        yield BenchStack(bootstrap, redis_url, work, partitions)
+        yield BenchStack(bootstrap, redis_url, work, partitions, replication)
         return
     with _own_stack(work, console) as (bootstrap, redis_url):
         yield BenchStack(bootstrap, redis_url, work, partitions)
 
 
-def _running_stack(home: Path) -> Optional[tuple[str, str, list[str]]]:
-    """(Kafka, Redis, names of plylog's services running beside them) of the local stack, if it answers."""
-    from services.cli.stack import INFRA, read_stack
+def _running_stack(home: Path) -> Optional[tuple[str, str, list[str], int]]:
+    """(Kafka, Redis, names of plylog's services running beside them, replication factor) of the
+    local stack (one broker, or the cluster of `plylog up --cluster`), if it answers."""
+    from services.cli.stack import is_infra, read_stack
 
     stack = read_stack(home)
     if not stack or not stack.get("kafka_bootstrap") or not stack.get("redis_url"):
@@ -132,7 +134,8 @@ def _running_stack(home: Path) -> Optional[tuple[str, str, list[str]]]:
         _require_answers(stack["kafka_bootstrap"], stack["redis_url"], f"the local stack in {home}")
     except CliError:
         return None
-    return stack["kafka_bootstrap"], stack["redis_url"], sorted(set(stack.get("components", {})) - set(INFRA))
+    services = sorted(name for name in stack.get("components", {}) if not is_infra(name))
+    return stack["kafka_bootstrap"], stack["redis_url"], services, int(stack.get("settings", {}).get("replication_factor", 1))
 
 
 @contextlib.contextmanager
@@ -158,17 +161,19 @@ def _own_stack(home: Path, console: Console) -> Iterator[tuple[str, str]]:
 def _require_answers(bootstrap: str, redis_url: str, where: str) -> None:
     import redis
 
-    from services.common import kafka_admin
+    from services.common import kafka_admin, redis_client
 
     if kafka_admin.metadata_answers(bootstrap, timeout=5) is None:
         raise CliError(f"no Kafka broker answers at {bootstrap} ({where})", "start it (`plylog up --infra-only`)")
-    client = redis.Redis.from_url(redis_url, socket_connect_timeout=3)
+    client = None
     try:
+        client = redis_client.connect(redis_url, socket_connect_timeout=3)
         client.ping()
-    except redis.RedisError as error:
+    except (redis.RedisError, redis.exceptions.RedisClusterException) as error:
         raise CliError(f"Redis at {redis_url} does not answer ({where}): {error}", "start it (`plylog up --infra-only`)") from None
     finally:
-        client.close()
+        if client is not None:
+            client.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-import redis.asyncio as aioredis
 import typer
 
-from services.common import bot_directory
+from services.common import bot_directory, redis_client
 from services.common.redis_keys import Keys, prefix_from_env
 from services.common.settings import load
 
@@ -19,7 +18,7 @@ bots_app = typer.Typer(help="The bots of this installation: list them, turn one 
 
 def _run(work):
     async def go():
-        client = aioredis.Redis.from_url(load().redis_url)
+        client = redis_client.connect_async(load().redis, socket_connect_timeout=5)
         try:
             return await work(client, Keys(prefix_from_env()))
         except OSError as error:

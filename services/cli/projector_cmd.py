@@ -35,22 +35,23 @@ def rebuild(
     """
     import redis
 
+    from services.common import redis_client
     from services.common.redis_keys import Keys, prefix_from_env
     from services.common.settings import load
     from services.projector.runner import Projection, ProjectionMoved, catch_up
     from services.projector.store import Store, client_name
 
     settings = load()
-    keys = Keys(prefix_from_env())
+    keys = Keys(prefix_from_env(), _results_partitions(settings))
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # its errors reach us as exceptions
-    client = redis.Redis.from_url(settings.redis_url, client_name=client_name("rebuild", keys.prefix, str(os.getpid())))
     try:
+        client = redis_client.connect(settings.redis, client_name=client_name("rebuild", keys.prefix, str(os.getpid())))
         client.ping()
     except redis.RedisError as error:
         raise CliError(f"Redis at {settings.redis_url} does not answer: {error}",
                        "start the stack (`plylog up`) or set REDIS_URL") from None
-    store = Store(client, keys, consumer)
+    store = Store(client, keys, consumer, settings.topics.outcomes)
     if check:
         _check(store, consumer, settings, batch)
         return
@@ -80,18 +81,18 @@ def _check(store, consumer: str, settings, batch: int) -> None:
     from services.projector.store import Store, dump
 
     keys, client = store.keys, store.client
-    scratch = Store(client, Keys(f"~plylog-check-{os.getpid()}:"), consumer)
+    scratch = Store(client, Keys(f"~plylog-check-{os.getpid()}:", keys.partitions), consumer, store.outcomes_topic)
     if scratch.keys.prefix.startswith(keys.prefix) or keys.prefix.startswith(scratch.keys.prefix):
         raise CliError(f"the prefix {keys.prefix!r} overlaps the scratch prefix {scratch.keys.prefix!r}",
                        "check with another PLYLOG_REDIS_PREFIX")
-    stored = {k.decode(): int(v) for k, v in client.hgetall(store.offsets_key).items()}
+    stored = store.all_stored_offsets()
     started = time.perf_counter()
     try:
         scratch.wipe()
         totals = catch_up(Projection(scratch, settings.topics, publish=False), settings.kafka_bootstrap,
                           batch=batch, until=stored)
         live, rebuilt = dump(client, keys), dump(client, scratch.keys)
-        moved = {k.decode(): int(v) for k, v in client.hgetall(store.offsets_key).items()} != stored
+        moved = store.all_stored_offsets() != stored
     finally:
         scratch.wipe()
     differing = sorted(k for k in live.keys() | rebuilt.keys() if live.get(k) != rebuilt.get(k))
@@ -106,6 +107,21 @@ def _check(store, consumer: str, settings, batch: int) -> None:
                        "run `plylog rebuild` (with the projector stopped) to replace it")
     typer.echo(f"the projection {keys.prefix!r} equals a rebuild up to its stored offsets: {len(live)} keys, "
                f"{totals.records} records applied in {took:.1f} s")
+
+
+def _results_partitions(settings) -> int:
+    """Partitions of the results topic (the projection has keys per partition)."""
+    from services.common import kafka_admin
+
+    try:
+        count = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
+    except Exception as error:  # noqa: BLE001
+        raise CliError(f"cannot read topic metadata from {settings.kafka_bootstrap}: {error}",
+                       "is the broker up? (`plylog status`, `plylog up`)") from None
+    if not count.get(settings.topics.results):
+        raise CliError(f"topic {settings.topics.results} does not exist at {settings.kafka_bootstrap}",
+                       "`plylog up` creates the contract topics")
+    return count[settings.topics.results]
 
 
 def _refuse_if_busy(store, own_name: str) -> None:

@@ -35,14 +35,19 @@ from rich.table import Table
 
 from services.common.settings import Settings, SettingsError
 
-from . import _kafka, _redis
+from . import _cluster_layout, _cluster_up, _kafka, _redis, _redis_cluster
 from ._proc import (ProcRecord, StackError, describe_port_user, file_size, port_free,
                     record_for, stop)
 from ._services import SERVICES, ServiceSpec
 
-INFRA = ("redis", "kafka")
+INFRA = ("redis", "kafka")  # the single-node stack's; a cluster's are kafka-N and redis-N
 KAFKA_STOP_TIMEOUT = 60.0
 REDIS_STOP_TIMEOUT = 10.0
+
+
+def is_infra(name: str) -> bool:
+    """Kafka or Redis (of the single-node stack or a cluster's node), not a plylog service."""
+    return name in INFRA or _cluster_up.is_cluster_record(name)
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
@@ -149,14 +154,18 @@ def _write_stack(s: Settings, records: dict[str, ProcRecord], *, from_up: bool =
         cfg = {"kafka_port": s.kafka_port, "controller_port": s.controller_port,
                "redis_port": s.redis_port, "gateway_port": s.gateway_port,
                "topic_prefix": s.topic_prefix, "partitions": s.partitions,
-               "retention_ms": s.retention_ms}
+               "retention_ms": s.retention_ms, "replication_factor": s.replication_factor}
+    brokers = sorted((r.address for n, r in live.items() if n.startswith("kafka-")), key=_port_of)
+    redis_nodes = sorted((r.address for n, r in live.items() if n.startswith("redis-")), key=_port_of)
     doc = {
         "version": 1,
         "home": str(s.home),
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "settings": cfg,
-        "kafka_bootstrap": live["kafka"].address if "kafka" in live else None,
-        "redis_url": f"redis://{live['redis'].address}/0" if "redis" in live else None,
+        "cluster": bool(brokers or redis_nodes),
+        "kafka_bootstrap": live["kafka"].address if "kafka" in live else (",".join(brokers) or None),
+        "redis_url": f"redis://{live['redis'].address}/0" if "redis" in live else (
+            "redis+cluster://" + ",".join(redis_nodes) if redis_nodes else None),
         "kafka_version": _safe(_kafka.kafka_version),
         "topics": {"prefix": cfg["topic_prefix"], "partitions": cfg["partitions"]},
         "components": {n: r.to_json() for n, r in live.items()},
@@ -173,10 +182,12 @@ def _safe(fn):
 # --------------------------------------------------------------------------- up
 class _Up:
     def __init__(self, s: Settings, *, infra_only: bool, rules_workers: int, timeout: float,
-                 write_started: Optional[Path]) -> None:
+                 write_started: Optional[Path], cluster: bool = False) -> None:
         self.s = s
         self.infra_only = infra_only
-        self.opts = {"rules_workers": rules_workers}
+        self.cluster = cluster
+        instances = _cluster_layout.SERVICE_INSTANCES if cluster else 1
+        self.opts = {"rules_workers": rules_workers, "projectors": instances, "gateways": instances}
         self.timeout = timeout
         self.write_started = write_started
         self.records: dict[str, ProcRecord] = {}
@@ -193,10 +204,14 @@ class _Up:
         with _lock(s):
             self.records = _load_records(s)
             try:
-                self.preflight()
-                self.redis()
-                self.kafka()
-                self.follow_running_infra()
+                _cluster_up.refuse_mixed(self, self.cluster)
+                if self.cluster:
+                    _cluster_up.start_infra(self)
+                else:
+                    self.preflight()
+                    self.redis()
+                    self.kafka()
+                    self.follow_running_infra()
                 self.topics()
                 if not self.infra_only:
                     self.services()
@@ -264,6 +279,9 @@ class _Up:
         _drop_record(self.s, name)
         del self.records[name]
         return None
+
+    def save(self, rec: ProcRecord) -> None:
+        _save_record(self.s, rec)
 
     def keep(self, rec: ProcRecord, child: subprocess.Popen | None = None) -> None:
         self.records[rec.name] = rec
@@ -351,10 +369,11 @@ class _Up:
         from services.common import kafka_admin
 
         s = self.s
-        bootstrap = self.records["kafka"].address
+        bootstrap = s.kafka_bootstrap if self.cluster else self.records["kafka"].address
         try:
             status = kafka_admin.ensure_contract_topics(
-                bootstrap, s.topic_prefix, s.partitions, s.retention_ms, timeout=60)
+                bootstrap, s.topic_prefix, s.partitions, s.retention_ms, timeout=60,
+                replication=s.replication_factor, min_insync=s.min_insync_replicas)
             counts = kafka_admin.partition_counts(bootstrap, s.topics.all())
         except kafka_admin.KafkaAdminError as exc:
             raise StackError(f"creating the contract topics failed: {exc}",
@@ -362,8 +381,8 @@ class _Up:
                              log=_kafka.kafka_log(s)) from None
         created = [n for n, v in status.items() if v == "created"]
         parts = ", ".join(f"{n} ({counts.get(n)})" for n in s.topics.all())
-        self.line("topics", f"{parts}: " + (f"created {len(created)}" if created
-                                             else "all exist"))
+        self.line("topics", f"{parts}, {s.replication_factor} replica(s): "
+                            + (f"created {len(created)}" if created else "all exist"))
         for name in s.topics.all():
             want = 1 if name == s.topics.outcomes else s.partitions
             if counts.get(name) not in (None, want):
@@ -390,17 +409,19 @@ class _Up:
                 self.start_service(spec, name, i)
             if spec.scalable:
                 extra = sorted(n for n, r in self.records.items()
-                               if n.startswith(spec.name + "-") and n not in names
-                               and r.alive())
+                               if spec.owns(n) and n not in names and r.alive())
                 for n in extra:
                     self.line(n, "running (more instances than requested; `plylog down` "
                                  "stops it)")
 
     def start_service(self, spec: ServiceSpec, name: str, instance: int) -> None:
         s = self.s
-        port = spec.port(s)
+        port = spec.port(s, instance)
+        ops_port = spec.ops_port(s, instance)
         if port is not None:
-            self.need_port(port, spec.name, f"PLYLOG_{spec.name.upper()}_PORT")
+            self.need_port(port, name, f"PLYLOG_{spec.name.upper()}_PORT")
+        if ops_port is not None:
+            self.need_port(ops_port, f"{name} (ops)", "PLYLOG_OPS_PORT_BASE")
         data_dir = s.run_dir / name
         data_dir.mkdir(parents=True, exist_ok=True)
         ready_file = s.run_dir / f"{name}.ready"
@@ -409,6 +430,10 @@ class _Up:
                "PLYLOG_SERVICE": spec.name, "PLYLOG_INSTANCE": str(instance),
                "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(ready_file),
                "PYTHONUNBUFFERED": "1"}
+        if port is not None:
+            env[f"PLYLOG_{spec.name.upper()}_PORT"] = str(port)
+        if ops_port is not None:
+            env["PLYLOG_OPS_PORT"] = str(ops_port)
         argv = spec.argv(s, instance)
         log = s.logs_dir / f"{name}.log"
         self.since = {log: file_size(log)}
@@ -420,7 +445,8 @@ class _Up:
                                      stderr=subprocess.STDOUT, start_new_session=True,
                                      env=env, cwd=str(s.home), close_fds=True)
         rec = record_for(name, child.pid, f"-m {spec.module}", log,
-                         address=f"127.0.0.1:{port}" if port else "", argv=argv)
+                         address=f"127.0.0.1:{port}" if port else (
+                             f"127.0.0.1:{ops_port} (ops)" if ops_port else ""), argv=argv)
         if rec is None:
             raise StackError(f"{name} exited immediately", f"read {_rel(log)}", log=log)
         self.keep(rec, child)
@@ -482,8 +508,8 @@ def _stop_order(records: dict[str, ProcRecord]) -> list[str]:
     rank = {spec.name: i for i, spec in enumerate(SERVICES)}
 
     def key(name: str):
-        if name in ("kafka", "redis"):
-            return (2 if name == "kafka" else 3, 0, 0, name)
+        if is_infra(name):
+            return (2 if name.startswith("kafka") else 3, 0, _neg_instance(name), name)
         base = name.rsplit("-", 1)[0] if _neg_instance(name) else name
         return (1, -rank.get(base, len(rank)), _neg_instance(name), name)
 
@@ -494,22 +520,19 @@ def _down(s: Settings, only: set[str] | None, purge: bool) -> None:
     with _lock(s):
         records = _load_records(s)
         if only is not None:
-            records = {n: r for n, r in records.items() if n in only}
+            records = {n: r for n, r in records.items() if n in only or _instance_of_any(n, only)}
         if not records:
             _say("nothing to stop: no process started by plylog up is recorded in "
                  f"{_rel(s.run_dir)}/")
-        for name in _stop_order(records):
-            rec = records[name]
-            if not rec.alive():
-                _say(f"[bold]{name:<12}[/bold] not running (stale pid file removed)")
-            else:
-                timeout = KAFKA_STOP_TIMEOUT if name == "kafka" else (
-                    REDIS_STOP_TIMEOUT if name == "redis" else _stop_timeout(name))
-                result = stop(rec, timeout)
-                _say(f"[bold]{name:<12}[/bold] {result} (pid {rec.pid})")
-                if result.startswith("still running"):
-                    continue
-            _drop_record(s, name)
+        order = _stop_order(records)
+        brokers = [n for n in order if n.startswith("kafka-")]
+        for name in order:
+            if name in brokers[1:]:
+                continue  # stopped together with the first broker
+            names = brokers if name in brokers else [name]
+            for stopped, result in _stop_together(s, {n: records[n] for n in names}):
+                if not result.startswith("still running"):
+                    _drop_record(s, stopped)
         remaining = _load_records(s)
         _write_stack(s, remaining)
         if purge:
@@ -518,13 +541,44 @@ def _down(s: Settings, only: set[str] | None, purge: bool) -> None:
                                  "run `plylog down --purge` without --only")
             for sub in ("kafka", "redis", "run"):
                 shutil.rmtree(s.home / sub, ignore_errors=True)
+            for node in (*_cluster_layout.kafka_nodes(s), *_cluster_layout.redis_nodes(s)):
+                shutil.rmtree(s.home / node.name, ignore_errors=True)
+            (s.home / "kafka-cluster.id").unlink(missing_ok=True)
             (s.home / "stack.json").unlink(missing_ok=True)
             _say(f"purged Kafka data and Redis files under {_rel(s.home)}/ (logs kept)")
 
 
+def _instance_of_any(name: str, wanted: set[str]) -> bool:
+    """`-c projector` also stops projector-1 and projector-2 (and `-c kafka` every broker)."""
+    base, _, number = name.rpartition("-")
+    return number.isdigit() and base in wanted
+
+
+def _stop_together(s: Settings, records: dict[str, ProcRecord]) -> list[tuple[str, str]]:
+    """SIGTERM each (brokers of a cluster all at once: the last one standing would wait for a
+    controller quorum that is gone), wait, SIGKILL what is left. [(name, what happened)]."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str) -> tuple[str, str]:
+        rec = records[name]
+        if not rec.alive():
+            _say(f"[bold]{name:<12}[/bold] not running (stale pid file removed)")
+            return name, "not running"
+        result = stop(rec, _stop_timeout(name))
+        _say(f"[bold]{name:<12}[/bold] {result} (pid {rec.pid})")
+        return name, result
+
+    with ThreadPoolExecutor(max_workers=max(1, len(records))) as pool:
+        return list(pool.map(one, records))
+
+
 def _stop_timeout(name: str) -> float:
+    if name.startswith("kafka"):
+        return KAFKA_STOP_TIMEOUT
+    if name.startswith("redis"):
+        return REDIS_STOP_TIMEOUT
     for spec in SERVICES:
-        if name == spec.name or name.startswith(spec.name + "-"):
+        if spec.owns(name):
             return spec.stop_timeout
     return 15.0
 
@@ -550,19 +604,30 @@ def _component_rows(s: Settings) -> list[dict]:
                          "address": default_addr, "log": rec.log if rec else "",
                          "ready_seconds": None})
 
-    row("redis", records.get("redis"),
-        f"127.0.0.1:{cfg.get('redis_port', s.redis_port)}",
-        lambda r: _redis.ping(_port_of(r.address)))
-    row("kafka", records.get("kafka"),
-        f"127.0.0.1:{cfg.get('kafka_port', s.kafka_port)}",
-        lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None)
+    nodes = sorted((n for n in records if _cluster_up.is_cluster_record(n)), key=lambda n: (n[0], -_neg_instance(n)))
+    if nodes:  # a cluster: every node, Redis nodes with their role
+        for name in nodes:
+            rec = records[name]
+            if name.startswith("redis-"):
+                node = _redis_cluster.RedisNode(-_neg_instance(name), _port_of(rec.address))
+                row(name, rec, "", lambda r, n=node: _redis_cluster.ping(n))
+                if rows[-1]["state"] == "running":
+                    rows[-1]["address"] += {"master": " (primary)", "slave": " (replica)"}.get(
+                        _redis_cluster.role(node), "")
+            else:
+                row(name, rec, "", lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None)
+    else:
+        row("redis", records.get("redis"),
+            f"127.0.0.1:{cfg.get('redis_port', s.redis_port)}",
+            lambda r: _redis.ping(_port_of(r.address)))
+        row("kafka", records.get("kafka"),
+            f"127.0.0.1:{cfg.get('kafka_port', s.kafka_port)}",
+            lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None)
     for spec in SERVICES:
         ok, why = spec.available()
-        names = sorted((n for n in records
-                        if n == spec.name or (spec.scalable and n.startswith(spec.name + "-"))),
-                       key=lambda n: -_neg_instance(n))
+        names = sorted((n for n in records if spec.owns(n)), key=lambda n: -_neg_instance(n))
         if not names:
-            port = spec.port(s)
+            port = spec.port(s, 1)
             rows.append({"component": spec.name,
                          "state": "stopped" if ok else "not written yet",
                          "pid": None, "address": f"127.0.0.1:{port}" if port else "",
@@ -595,8 +660,17 @@ def up(
     infra_only: bool = typer.Option(False, "--infra-only",
                                     help="Start only Kafka and Redis (and the topics); "
                                          "used by `make test`."),
-    rules_workers: int = typer.Option(1, "--rules-workers", min=1, max=64,
-                                      help="Number of rules worker processes."),
+    cluster: bool = typer.Option(False, "--cluster",
+                                 help="A Kafka cluster of 3 KRaft nodes (topics with 3 replicas, "
+                                      "min.insync.replicas 2) and a Redis Cluster of 3 primaries + 3 "
+                                      "replicas instead of one broker and one Redis, then 2 rules "
+                                      "workers, 2 projectors and 2 gateways. Ports: broker i at "
+                                      "PLYLOG_KAFKA_PORT+2i (controller PLYLOG_KAFKA_CONTROLLER_PORT+2i), "
+                                      "Redis node i at PLYLOG_REDIS_PORT+i (bus +10000), gateway i "
+                                      "at PLYLOG_GATEWAY_PORT+i."),
+    rules_workers: Optional[int] = typer.Option(None, "--rules-workers", min=1, max=64,
+                                                help="Number of rules worker processes "
+                                                     "(default 1, 2 with --cluster)."),
     timeout: float = typer.Option(120.0, "--timeout", envvar="PLYLOG_START_TIMEOUT",
                                   show_envvar=True,
                                   help="Seconds to wait for the broker to answer."),
@@ -618,7 +692,8 @@ def up(
     gateway_port: Optional[int] = GatewayPortOpt,
 ) -> None:
     """Start the local stack: Redis, a single-node Kafka broker (KRaft), the contract
-    topics, then plylog's services (rules workers, projector, gateway).
+    topics, then plylog's services (rules workers, projector, gateway). With --cluster: a
+    3-node Kafka cluster and a 6-node Redis Cluster on loopback, and two of each service.
 
     Idempotent: what already runs is left alone and reported; a second `up` starts
     nothing new. Downloads the Kafka jars with Maven on first use. On failure, stops what
@@ -626,13 +701,16 @@ def up(
     """
     s = _settings(home, kafka_port, controller_port, redis_port, gateway_port,
                   partitions=partitions, topic_prefix=topic_prefix)
+    if cluster:
+        s = _cluster_up.cluster_settings(s)
     for var, local in (("KAFKA_BOOTSTRAP_SERVERS", s.kafka_bootstrap),
                        ("REDIS_URL", s.redis_url)):
         if os.environ.get(var) and os.environ[var] != local:
             _say(f"[dim]note: {var}={os.environ[var]} is set; the local stack and its "
                  f"services use {local}[/dim]")
-    _Up(s, infra_only=infra_only, rules_workers=rules_workers, timeout=timeout,
-        write_started=write_started).run()
+    workers = rules_workers or (_cluster_layout.SERVICE_INSTANCES if cluster else 1)
+    _Up(s, infra_only=infra_only, rules_workers=workers, timeout=timeout,
+        write_started=write_started, cluster=cluster).run()
 
 
 def down(
@@ -682,7 +760,7 @@ def status(
         print(json.dumps({"home": str(s.home), "components": rows}, indent=1))
     else:
         _print_status(s, rows)
-    if check and not all(r["state"] == "running" for r in rows if r["component"] in INFRA):
+    if check and not all(r["state"] == "running" for r in rows if is_infra(r["component"])):
         raise typer.Exit(1)
 
 

@@ -35,22 +35,27 @@ class TopicSpec:
     name: str
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)
+    replication: int = 1
 
 
 def contract_topic_specs(prefix: str = DEFAULT_TOPIC_PREFIX,
                          partitions: int = DEFAULT_PARTITIONS,
-                         retention_ms: int = FOREVER) -> list[TopicSpec]:
+                         retention_ms: int = FOREVER, replication: int = 1,
+                         min_insync: int = 1) -> list[TopicSpec]:
     """The four contract topics for `prefix`: moves/results/deadletter get `partitions`
-    partitions, outcomes exactly one; moves is kept forever, the others `retention_ms`."""
+    partitions, outcomes exactly one; moves is kept forever, the others `retention_ms`; each
+    with `replication` replicas of which `min_insync` must have a write (acks=all)."""
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
     t = Topics(prefix)
-    keep = {"retention.ms": str(retention_ms), "retention.bytes": "-1"}
+    insync = {"min.insync.replicas": str(min_insync)}
+    keep = {"retention.ms": str(retention_ms), "retention.bytes": "-1", **insync}
+    forever = {"retention.ms": str(FOREVER), "retention.bytes": "-1", **insync}
     return [
-        TopicSpec(t.moves, partitions, {"retention.ms": str(FOREVER), "retention.bytes": "-1"}),
-        TopicSpec(t.results, partitions, dict(keep)),
-        TopicSpec(t.outcomes, 1, dict(keep)),
-        TopicSpec(t.deadletter, partitions, dict(keep)),
+        TopicSpec(t.moves, partitions, forever, replication),
+        TopicSpec(t.results, partitions, dict(keep), replication),
+        TopicSpec(t.outcomes, 1, dict(keep), replication),
+        TopicSpec(t.deadletter, partitions, dict(keep), replication),
     ]
 
 
@@ -133,7 +138,7 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float 
     with contextlib.ExitStack() as stack:
         if client is None:
             client = stack.enter_context(admin(bootstrap, timeout=timeout))
-        new = [NewTopic(s.name, s.partitions, 1, topic_configs=dict(s.configs)) for s in specs]
+        new = [NewTopic(s.name, s.partitions, s.replication, topic_configs=dict(s.configs)) for s in specs]
         try:
             response = client.create_topics(new, timeout_ms=int(timeout * 1000),
                                             raise_errors=False)
@@ -186,9 +191,10 @@ def _wait_for_leaders(client: KafkaAdminClient, names: list[str], timeout: float
 
 def ensure_contract_topics(bootstrap: str, prefix: str = DEFAULT_TOPIC_PREFIX,
                            partitions: int = DEFAULT_PARTITIONS, retention_ms: int = FOREVER,
-                           *, timeout: float = 30.0) -> dict[str, str]:
+                           *, timeout: float = 30.0, replication: int = 1,
+                           min_insync: int = 1) -> dict[str, str]:
     """Create the four contract topics for `prefix` (those that are missing)."""
-    return create_topics(bootstrap, contract_topic_specs(prefix, partitions, retention_ms),
+    return create_topics(bootstrap, contract_topic_specs(prefix, partitions, retention_ms, replication, min_insync),
                          timeout=timeout)
 
 

@@ -1,9 +1,11 @@
 """The READ side of the projection: what the projector wrote into Redis (layout:
 `services.common.redis_keys`), as plain JSON-ready values.
 
-Used by the gateway (and anything else that serves views). Async (redis.asyncio); every
-method is one round trip (a pipeline or a MULTI where consistency matters) and never writes.
-Values are decoded here, once: JSON fields become objects, counters become ints.
+Used by the gateway (and anything else that serves views). Async (redis.asyncio, one Redis or
+a Redis Cluster); every method is one round trip (a pipeline, or a MULTI on one match's keys
+where consistency matters) and never writes. Values are decoded here, once: JSON fields become
+objects, counters become ints. Families kept per partition (match lists, deadlines, activity,
+totals: see redis_keys) are read from every partition and merged here.
 """
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Optional
 
-import orjson
-import redis.asyncio as aioredis
+import heapq
 
+import orjson
+
+from .redis_client import AsyncClient
 from .redis_keys import LEADERBOARDS, MATCH_LISTS, Keys
 
 #: hash fields of `{p}match:{id}` that hold JSON
@@ -60,7 +64,7 @@ def _decode_match(fields: dict[str, Any]) -> dict[str, Any]:
 class Projection:
     """Read access to one installation's projection (one key prefix) in Redis."""
 
-    def __init__(self, client: aioredis.Redis, keys: Keys):
+    def __init__(self, client: AsyncClient, keys: Keys):
         self.client = client
         self.keys = keys
 
@@ -107,8 +111,12 @@ class Projection:
         """Newest first: open (waiting for a seat), active or recent (finished) matches."""
         if which not in MATCH_LISTS:
             raise ValueError(f"unknown match list {which!r}; one of {', '.join(MATCH_LISTS)}")
-        ids = await self.client.zrevrange(self.keys.matches(which, game), offset, offset + limit - 1,
-                                          withscores=True)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for partition in self.keys.all_partitions():
+                pipe.zrevrange(self.keys.matches(which, game, partition), 0, offset + limit - 1, withscores=True)
+            per_partition = await pipe.execute()
+        newest = heapq.merge(*per_partition, key=lambda row: (row[1], row[0]), reverse=True)  # as ZREVRANGE orders
+        ids = list(newest)[offset:offset + limit]
         if not ids:
             return []
         async with self.client.pipeline(transaction=False) as pipe:
@@ -148,19 +156,29 @@ class Projection:
         today = today or datetime.now(timezone.utc).date()
         dates = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
         async with self.client.pipeline(transaction=False) as pipe:
-            for day in dates:
-                pipe.hmget(self.keys.activity(game, day), list(ACTIVITY_FIELDS))
-            pipe.hmget(self.keys.totals(game), list(TOTALS_FIELDS))
-            rows = await pipe.execute()
-        per_day = [{"day": day, **{f: int(v or 0) for f, v in zip(ACTIVITY_FIELDS, row)}}
-                   for day, row in zip(dates, rows)]
-        totals = {f: int(v or 0) for f, v in zip(TOTALS_FIELDS, rows[-1])}
+            for partition in self.keys.all_partitions():
+                for day in dates:
+                    pipe.hmget(self.keys.activity(game, day, partition), list(ACTIVITY_FIELDS))
+                pipe.hmget(self.keys.totals(game, partition), list(TOTALS_FIELDS))
+            rows = iter(await pipe.execute())
+        per_day = [{"day": day, **{f: 0 for f in ACTIVITY_FIELDS}} for day in dates]
+        totals = {f: 0 for f in TOTALS_FIELDS}
+        for _ in self.keys.all_partitions():
+            for entry, row in zip(per_day, rows):
+                for name, value in zip(ACTIVITY_FIELDS, row):
+                    entry[name] += int(value or 0)
+            for name, value in zip(TOTALS_FIELDS, next(rows)):
+                totals[name] += int(value or 0)
         return {"game": game, "days": per_day, "totals": totals}
 
     # --- the timekeeper's queue ------------------------------------------------------------------
     async def due_deadlines(self, now_ms: int, limit: int = 100, offset: int = 0) -> list[tuple[str, int]]:
         """(match id, deadline ms) of running clocks that ran out by `now_ms`, earliest first,
         skipping the first `offset` of them."""
-        rows = await self.client.zrangebyscore(self.keys.deadlines, "-inf", now_ms, start=offset, num=limit,
-                                               withscores=True)
-        return [(_text(match_id), int(score)) for match_id, score in rows]
+        async with self.client.pipeline(transaction=False) as pipe:
+            for partition in self.keys.all_partitions():
+                pipe.zrangebyscore(self.keys.deadlines(partition), "-inf", now_ms, start=0, num=offset + limit,
+                                   withscores=True)
+            per_partition = await pipe.execute()
+        earliest = heapq.merge(*per_partition, key=lambda row: (row[1], row[0]))
+        return [(_text(match_id), int(score)) for match_id, score in list(earliest)[offset:offset + limit]]

@@ -17,9 +17,25 @@ PLYLOG_PARTITIONS               12           partitions of moves/results/deadlet
 PLYLOG_TOPIC_PREFIX             plylog.      prefix of every topic name
 PLYLOG_RETENTION_MS             -1           retention of results/outcomes/deadletter
                                              (-1 = forever; moves is always forever)
-KAFKA_BOOTSTRAP_SERVERS         127.0.0.1:<PLYLOG_KAFKA_PORT>   broker(s) to use
+PLYLOG_REPLICATION_FACTOR       1            replicas of every topic plylog creates (its own and
+                                             Faust's changelog); 3 on a cluster
+PLYLOG_MIN_INSYNC_REPLICAS      1            min.insync.replicas of those topics (2 on a cluster:
+                                             with acks=all a write survives one broker's loss)
+PLYLOG_OPS_PORT                 (off)        rules worker / projector: port of the small HTTP server
+                                             with /livez, /readyz and /metrics (unset: none)
+PLYLOG_OPS_HOST                 127.0.0.1    address that server binds (0.0.0.0 in containers)
+PLYLOG_READY_LAG                1000         /readyz: most records a service may be behind and ready
+KAFKA_BOOTSTRAP_SERVERS         127.0.0.1:<PLYLOG_KAFKA_PORT>   broker(s) to use, comma-separated
 REDIS_URL                       redis://127.0.0.1:<PLYLOG_REDIS_PORT>/0
+                                             or redis+cluster://host:port[,host:port...] for a
+                                             Redis Cluster (any of its nodes; no database number)
 =============================== ============ ===============================================
+
+`plylog up --cluster` derives every node's port from the bases above: broker i (0, 1, 2) at
+PLYLOG_KAFKA_PORT + 2i with its controller at PLYLOG_KAFKA_CONTROLLER_PORT + 2i, Redis node i
+(0..5) at PLYLOG_REDIS_PORT + i (cluster bus + 10000), gateway i at PLYLOG_GATEWAY_PORT + i,
+and the ops ports of rules worker i at PLYLOG_OPS_PORT_BASE + i - 1 and of projector i at
+PLYLOG_OPS_PORT_BASE + 10 + i - 1 (default PLYLOG_GATEWAY_PORT + 100).
 """
 
 from __future__ import annotations
@@ -37,6 +53,8 @@ DEFAULT_GATEWAY_PORT = 8000
 DEFAULT_PARTITIONS = 12
 DEFAULT_TOPIC_PREFIX = "plylog."
 FOREVER = -1
+DEFAULT_READY_LAG = 1000
+REDIS_CLUSTER_SCHEME = "redis+cluster://"
 
 #: Name of the file in the state dir that describes the running local stack (written by
 #: `plylog up`, read by `plylog status`/`down` and by tests/conftest.py).
@@ -112,6 +130,37 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 @dataclass(frozen=True)
+class RedisTarget:
+    """Where Redis is, from REDIS_URL: one server (`redis://host:port/db`, any URL redis-py takes)
+    or a Redis Cluster (`redis+cluster://host:port,host:port`: some of its nodes, database 0)."""
+
+    url: str
+    cluster: bool = False
+    nodes: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def parse(cls, url: str) -> "RedisTarget":
+        if not url.startswith(REDIS_CLUSTER_SCHEME):
+            return cls(url)
+        rest = url[len(REDIS_CLUSTER_SCHEME):].split("/", 1)
+        if len(rest) > 1 and rest[1] not in ("", "0"):
+            raise SettingsError(f"REDIS_URL={url!r}: a Redis Cluster has only database 0")
+        nodes = []
+        for part in rest[0].split(","):
+            host, _, port = part.strip().rpartition(":")
+            if not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise SettingsError(f"REDIS_URL={url!r}: {part!r} is not host:port "
+                                    "(use redis+cluster://host:port,host:port)")
+            nodes.append((host, int(port)))
+        return cls(url, True, tuple(nodes))
+
+    @classmethod
+    def cluster_of(cls, nodes: list[tuple[str, int]]) -> "RedisTarget":
+        url = REDIS_CLUSTER_SCHEME + ",".join(f"{h}:{p}" for h, p in nodes)
+        return cls(url, True, tuple(nodes))
+
+
+@dataclass(frozen=True)
 class Topics:
     """The contract topics (CONTRACT.md) for one prefix."""
 
@@ -154,6 +203,12 @@ class Settings:
     gateway_host: str = "127.0.0.1"
     kafka_bootstrap: str = ""
     redis_url: str = ""
+    replication_factor: int = 1
+    min_insync_replicas: int = 1
+    ops_port: int = 0  # 0: no ops HTTP server
+    ops_host: str = "127.0.0.1"
+    ops_port_base: int = 0  # 0: gateway_port + 100
+    ready_lag: int = DEFAULT_READY_LAG
     env_kafka_bootstrap: bool = field(default=False, compare=False)
     env_redis_url: bool = field(default=False, compare=False)
 
@@ -166,6 +221,20 @@ class Settings:
     @property
     def topics(self) -> Topics:
         return Topics(self.topic_prefix)
+
+    @property
+    def kafka_servers(self) -> list[str]:
+        """The bootstrap servers as a list (KAFKA_BOOTSTRAP_SERVERS is comma-separated)."""
+        return [part.strip() for part in self.kafka_bootstrap.split(",") if part.strip()]
+
+    @property
+    def redis(self) -> RedisTarget:
+        """REDIS_URL parsed: one Redis or a Redis Cluster (see RedisTarget)."""
+        return RedisTarget.parse(self.redis_url)
+
+    @property
+    def first_ops_port(self) -> int:
+        return self.ops_port_base or self.gateway_port + 100
 
     @property
     def stack_file(self) -> Path:
@@ -198,6 +267,12 @@ class Settings:
             gateway_host=env.get("PLYLOG_GATEWAY_HOST", "").strip() or "127.0.0.1",
             kafka_bootstrap=env.get("KAFKA_BOOTSTRAP_SERVERS", "").strip(),
             redis_url=env.get("REDIS_URL", "").strip(),
+            replication_factor=env_number(env, "PLYLOG_REPLICATION_FACTOR", 1, lo=1, hi=32),
+            min_insync_replicas=env_number(env, "PLYLOG_MIN_INSYNC_REPLICAS", 1, lo=1, hi=32),
+            ops_port=env_number(env, "PLYLOG_OPS_PORT", 0, lo=0, hi=65535),
+            ops_host=env.get("PLYLOG_OPS_HOST", "").strip() or "127.0.0.1",
+            ops_port_base=env_number(env, "PLYLOG_OPS_PORT_BASE", 0, lo=0, hi=65535),
+            ready_lag=env_number(env, "PLYLOG_READY_LAG", DEFAULT_READY_LAG, lo=0),
         )
         for key, value in overrides.items():
             if value is not None:
@@ -210,6 +285,10 @@ class Settings:
                 "PLYLOG_KAFKA_PORT, PLYLOG_KAFKA_CONTROLLER_PORT, PLYLOG_REDIS_PORT and "
                 f"PLYLOG_GATEWAY_PORT must differ (got {s.kafka_port}, {s.controller_port}, "
                 f"{s.redis_port}, {s.gateway_port})")
+        if s.min_insync_replicas > s.replication_factor:
+            raise SettingsError(f"PLYLOG_MIN_INSYNC_REPLICAS={s.min_insync_replicas} is more than "
+                                f"PLYLOG_REPLICATION_FACTOR={s.replication_factor}: no write could succeed")
+        s.redis  # a REDIS_URL that cannot be used is refused here, with the reason
         return s
 
     def service_env(self) -> dict[str, str]:
@@ -226,6 +305,8 @@ class Settings:
             "PLYLOG_REDIS_PORT": str(self.redis_port),
             "PLYLOG_GATEWAY_PORT": str(self.gateway_port),
             "PLYLOG_GATEWAY_HOST": self.gateway_host,
+            "PLYLOG_REPLICATION_FACTOR": str(self.replication_factor),
+            "PLYLOG_MIN_INSYNC_REPLICAS": str(self.min_insync_replicas),
         }
 
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-import redis.asyncio as aioredis
 from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from services.common import redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -44,7 +44,7 @@ class Gateway:
     settings: Settings
     config: GatewayConfig
     metrics: Metrics = field(default_factory=Metrics)
-    redis: Optional[aioredis.Redis] = None
+    redis: Optional[redis_client.AsyncClient] = None
     producer: Optional[AIOKafkaProducer] = None
     projection: Optional[Projection] = None
     hub: Optional[LiveHub] = None
@@ -60,14 +60,15 @@ class Gateway:
 
     async def start(self) -> None:
         s, c = self.settings, self.config
-        keys = Keys(c.redis_prefix)
         self.tokens = SeatTokens(c.secret)
         self.auth = Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt)
-        self.redis = aioredis.Redis.from_url(s.redis_url, socket_connect_timeout=5, health_check_interval=30)
-        self.projection = Projection(self.redis, keys)
-        self.hub = LiveHub(self.redis, keys)
-        self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
         self.producer = await _start_producer(s.kafka_bootstrap)
+        keys = Keys(c.redis_prefix, await _partitions(self.producer, s.topics.moves, s.partitions))
+        self.redis = redis_client.connect_async(s.redis, socket_connect_timeout=5, health_check_interval=30)
+        self.projection = Projection(self.redis, keys)
+        self.hub = LiveHub(redis_client.pubsub_client(s.redis, socket_connect_timeout=5), keys,
+                           reconnect=lambda attempt: redis_client.pubsub_client(s.redis, attempt, socket_connect_timeout=5))
+        self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
         self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
         self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_index,
                                     self.metrics.history_records.inc)
@@ -96,6 +97,8 @@ class Gateway:
             await asyncio.to_thread(self.history.close)
         if self.redis is not None:
             await self.redis.aclose()
+        if self.hub is not None:
+            await self.hub.close()
 
 
 async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
@@ -114,6 +117,15 @@ async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
                 raise RuntimeError(f"cannot connect to Kafka at {bootstrap}: {error}") from error
             log.warning("Kafka at %s not reachable yet (%s); retrying", bootstrap, error)
             await asyncio.sleep(1.0)
+
+
+async def _partitions(producer: AIOKafkaProducer, topic: str, configured: int) -> int:
+    """Partitions of plylog.moves as Kafka has them (the projection keeps keys per partition)."""
+    found = await producer.partitions_for(topic)
+    if not found:
+        log.warning("topic %s not found; assuming PLYLOG_PARTITIONS=%d partitions", topic, configured)
+        return configured
+    return len(found)
 
 
 def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConfig] = None) -> FastAPI:
@@ -141,8 +153,10 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
     from .api import router
+    from .ops import router as ops_router
 
     app.include_router(router)
+    app.include_router(ops_router)  # /livez, /readyz
     if (STATIC_DIR / "index.html").is_file():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="web")
     else:

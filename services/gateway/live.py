@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections import defaultdict
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import orjson
 import redis.asyncio as aioredis
@@ -46,8 +46,12 @@ class Listener:
 
 
 class LiveHub:
-    def __init__(self, client: aioredis.Redis, keys: Keys):
+    def __init__(self, client: aioredis.Redis, keys: Keys,
+                 reconnect: Optional[Callable[[int], aioredis.Redis]] = None):
+        """`reconnect(attempt)`: a new client after a lost connection (a Redis Cluster's next node)."""
         self._client = client
+        self._reconnect = reconnect
+        self._attempts = 0
         self._keys = keys
         self._listeners: dict[str, set[Listener]] = defaultdict(set)
         self.connected = asyncio.Event()
@@ -83,6 +87,15 @@ class LiveHub:
                         listener.resync = True
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
+                if self._reconnect is not None:
+                    self._attempts += 1
+                    with contextlib.suppress(Exception):
+                        await self._client.aclose()
+                    self._client = self._reconnect(self._attempts)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._client.aclose()
 
     async def _session(self) -> None:
         pubsub = self._client.pubsub()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import redis
 
-from services.common import kafka_admin
+from services.common import kafka_admin, redis_client
 from services.common.redis_keys import Keys, prefix_from_env
 from services.common.settings import load
 
+from . import ops
 from .runner import DEFAULT_BATCH, Projection, run_group
 from .store import Store, client_name
 
@@ -39,12 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(logging.WARNING)
     logging.getLogger("kafka.net.selector").setLevel(logging.ERROR)  # "task ran for 0.14 s" under load: noise
     settings = load()
-    topics, keys = settings.topics, Keys(prefix_from_env())
-    problem = _check_topics(settings.kafka_bootstrap, topics.results, topics.outcomes)
+    topics = settings.topics
+    partitions, problem = _check_topics(settings.kafka_bootstrap, topics.results, topics.outcomes)
     if problem:
         print(f"plylog projector: {problem}", file=sys.stderr)
         return 2
-    client = redis.Redis.from_url(settings.redis_url, client_name=client_name("projector", keys.prefix, args.name))
+    keys = Keys(prefix_from_env(), partitions)
+    client = redis_client.connect(settings.redis, client_name=client_name("projector", keys.prefix, args.name))
     try:
         client.ping()
     except redis.RedisError as error:
@@ -52,22 +54,23 @@ def main(argv: list[str] | None = None) -> int:
               f"  is it up? (`plylog status`, `plylog up`)", file=sys.stderr)
         return 2
     ready, data_dir = os.environ.get("PLYLOG_READY_FILE"), os.environ.get("PLYLOG_DATA_DIR")
-    projection = Projection(Store(client, keys, args.consumer), topics, publish=not args.no_publish)
+    projection = Projection(Store(client, keys, args.consumer, topics.outcomes), topics, publish=not args.no_publish)
     run_group(projection, settings.kafka_bootstrap, args.group or f"{topics.prefix}{args.consumer}", args.name,
               batch=args.batch, ready_file=Path(ready) if ready else None,
-              metrics_file=Path(data_dir) / "metrics.json" if data_dir else None)
+              metrics_file=Path(data_dir) / "metrics.json" if data_dir else None, ops=ops.start(settings, args.name))
     return 0
 
 
-def _check_topics(bootstrap: str, results: str, outcomes: str) -> str:
+def _check_topics(bootstrap: str, results: str, outcomes: str) -> tuple[int, str]:
+    """(partitions of the results topic, "") or (0, what is wrong)."""
     try:
         counts = kafka_admin.partition_counts(bootstrap, [results, outcomes], timeout=30)
     except Exception as error:  # the broker is the one thing we cannot work without
-        return f"cannot read topic metadata from {bootstrap}: {error}\n  is the broker up? (`plylog status`, `plylog up`)"
+        return 0, f"cannot read topic metadata from {bootstrap}: {error}\n  is the broker up? (`plylog status`, `plylog up`)"
     missing = [name for name, count in counts.items() if not count]
     if missing:
-        return f"topic(s) {', '.join(missing)} do not exist at {bootstrap} (`plylog up` creates them)"
-    return ""
+        return 0, f"topic(s) {', '.join(missing)} do not exist at {bootstrap} (`plylog up` creates them)"
+    return counts[results], ""
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from .glicko2 import NEW_PLAYER, Rating, rate_match
 log = logging.getLogger("plylog.projector")
 
 LIFECYCLE_EVENTS = frozenset({"match_created", "seat_joined", "match_started", "match_ended"})
-RECENT_LIMIT = 1000  # finished matches kept in each `matches:...recent` list (the latest by ended time)
+RECENT_LIMIT = 1000  # finished matches kept in each partition's `matches:...recent` list (the latest by ended time)
 LIST_OF_STATUS = {"waiting": "open", "active": "active", "over": "recent"}
 _MATCH_ID = re.compile(MATCH_ID_PATTERN)
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
@@ -92,7 +92,7 @@ def player_fields(game: str) -> list[str]:
 class Needs:
     """What must be read from Redis before a batch can be planned."""
 
-    matches: frozenset[str]
+    matches: frozenset[tuple[int, str]]  # (results partition, match id)
     outcomes: frozenset[str]
     standings: frozenset[tuple[str, str]]  # (player, game)
 
@@ -207,7 +207,7 @@ def needs(items: Iterable[Item]) -> Needs:
     matches, outcomes, standings = set(), set(), set()
     for item in items:
         if item.kind == "result" and fresh(item.data):
-            matches.add(item.data["match_id"])
+            matches.add((item.consumed.partition, item.data["match_id"]))
         elif item.kind == "outcome":
             outcomes.add(item.data["match_id"])
             standings.update((p, item.data["game"]) for p in item.data["players"] if isinstance(p, str))
@@ -217,12 +217,13 @@ def needs(items: Iterable[Item]) -> Needs:
 # --- planning -------------------------------------------------------------------------------------
 @dataclass
 class _Writes:
-    """The batch's effect, coalesced: only a match's last view is written, counters are summed."""
+    """The batch's effect, coalesced: only a match's last view is written, counters are summed.
+    Matches are keyed by (partition, match id): the partition names the hash tag of their keys."""
 
-    matches: dict[str, dict] = field(default_factory=dict)  # the latest result per match
-    placements: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # id -> (game, list, score)
-    deadlines: dict[str, Optional[int]] = field(default_factory=dict)
-    log: list[tuple[str, int, bytes]] = field(default_factory=list)
+    matches: dict[tuple[int, str], dict] = field(default_factory=dict)  # the latest result per match
+    placements: dict[tuple[int, str], tuple[str, str, int]] = field(default_factory=dict)  # -> (game, list, score)
+    deadlines: dict[tuple[int, str], Optional[int]] = field(default_factory=dict)
+    log: list[tuple[int, str, int, bytes]] = field(default_factory=list)
     counters: Counter = field(default_factory=Counter)  # (key, field) -> increment
     standings: dict[tuple[str, str], Standing] = field(default_factory=dict)
     outcomes: dict[str, bytes] = field(default_factory=dict)
@@ -230,13 +231,19 @@ class _Writes:
 
 
 def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) -> Plan:
-    """The commands that apply `items` on top of `known`; `known` is updated as it goes."""
+    """The commands that apply `items` on top of `known`; `known` is updated as it goes. A result's
+    keys are tagged with the partition it was read from (its match's home partition), an outcome's
+    with {outcomes}: the runner plans and applies one partition at a time, so that every script
+    touches one hash slot."""
     writes, counts = _Writes(), Counter()
     for item in items:
         kind = item.kind
         if kind != "unreadable":
             try:
-                verdict = (_apply_result if kind == "result" else _apply_outcome)(writes, item.data, known, keys)
+                if kind == "result":
+                    verdict = _apply_result(writes, item.data, known, keys, item.consumed.partition)
+                else:
+                    verdict = _apply_outcome(writes, item.data, known, keys)
             except Exception as error:  # noqa: BLE001 - a record we cannot use: skip it, never stop on it
                 item = Item(item.consumed, "unreadable", why=f"{type(error).__name__}: {error}")
             else:
@@ -250,7 +257,7 @@ def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) 
     return Plan(_commands(writes, keys), counts)
 
 
-def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys) -> str:
+def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys, partition: int) -> str:
     """Everything is computed before anything is written, so a bad record changes nothing."""
     if result["status"] == "rejected":
         return "rejected"
@@ -269,13 +276,13 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys) -> str:
     if seq != stored + 1:
         log.warning("match %s: result seq %d follows stored seq %d (results are missing)", match_id, seq, stored)
     known.seqs[match_id] = seq
-    w.matches[match_id] = result  # only the latest one is written: its fields are made then
-    w.log.append((match_id, seq, entry))
-    w.placements[match_id] = placement
-    w.deadlines[match_id] = due
+    w.matches[(partition, match_id)] = result  # only the latest one is written: its fields are made then
+    w.log.append((partition, match_id, seq, entry))
+    w.placements[(partition, match_id)] = placement
+    w.deadlines[(partition, match_id)] = due
     for name, increment in counted.items():
-        w.counters[(keys.activity(game, day), name)] += increment
-        w.counters[(keys.totals(game), name)] += increment
+        w.counters[(keys.activity(game, day, partition), name)] += increment
+        w.counters[(keys.totals(game, partition), name)] += increment
     return "applied"
 
 
@@ -379,22 +386,23 @@ def scored(before: list[Standing], winner: Optional[int]) -> list[Standing]:
 # --- commands -------------------------------------------------------------------------------------
 def _commands(w: _Writes, keys: Keys) -> list[Command]:
     out: list[Command] = []
-    for match_id, result in w.matches.items():
-        out.append(("HSET", keys.match(match_id), *_flat(match_fields(result).items())))
-    for match_id, seq, entry in w.log:
-        out.append(("ZADD", keys.match_log(match_id), seq, entry))
+    for (partition, match_id), result in w.matches.items():
+        out.append(("HSET", keys.match(match_id, partition), *_flat(match_fields(result).items())))
+    for partition, match_id, seq, entry in w.log:
+        out.append(("ZADD", keys.match_log(match_id, partition), seq, entry))
     trimmed = set()
-    for match_id, (game, listed, score) in w.placements.items():
+    for (partition, match_id), (game, listed, score) in w.placements.items():
         for scope in (None, game):
             for which in ("open", "active", "recent"):
-                key = keys.matches(which, scope)
+                key = keys.matches(which, scope, partition)
                 out.append(("ZADD", key, score, match_id) if which == listed else ("ZREM", key, match_id))
             if listed == "recent":
-                trimmed.add(keys.matches("recent", scope))
+                trimmed.add(keys.matches("recent", scope, partition))
     for key in sorted(trimmed):
         out.append(("ZREMRANGEBYRANK", key, 0, -RECENT_LIMIT - 1))
-    for match_id, at_ms in w.deadlines.items():
-        out.append(("ZREM", keys.deadlines, match_id) if at_ms is None else ("ZADD", keys.deadlines, at_ms, match_id))
+    for (partition, match_id), at_ms in w.deadlines.items():
+        key = keys.deadlines(partition)
+        out.append(("ZREM", key, match_id) if at_ms is None else ("ZADD", key, at_ms, match_id))
     for (key, name), increment in w.counters.items():
         out.append(("HINCRBY", key, name, increment))
     for (player, game), standing in w.standings.items():

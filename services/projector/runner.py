@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import orjson
 import redis
@@ -31,6 +31,9 @@ from services.common.settings import Topics
 
 from .plan import Consumed, decode, needs, plan
 from .store import Conflict, Store, offset_field
+
+if TYPE_CHECKING:
+    from .ops import ProjectorOps
 
 log = logging.getLogger("plylog.projector")
 
@@ -70,6 +73,8 @@ class Projection:
         self.publish = publish
         self.positions: dict[TopicPartition, Optional[int]] = {}  # next offset as stored (None: none stored)
         self.totals = Totals()
+        #: called with every applied poll's counts and duration (the Prometheus metrics, ops.py)
+        self.listeners: list[Callable[[Counter, float], None]] = []
 
     def own(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Optional[int]]:
         """Take partitions over at their stored offsets; returns them (the caller seeks)."""
@@ -84,11 +89,12 @@ class Projection:
             self.positions.pop(tp, None)
 
     def apply(self, polled: dict[TopicPartition, list]) -> Optional[Conflict]:
-        """Apply one poll's records (per partition in offset order). None when done, or the
-        Conflict when the stored offsets were not ours (nothing written: re-own and seek)."""
+        """Apply one poll's records (per partition in offset order), one script per partition. None
+        when done, or the Conflict when a partition's stored offset was not ours (nothing of that
+        partition written; the partitions before it stay applied: re-own and seek)."""
         started = time.perf_counter()
-        records: list[Consumed] = []
-        for tp, messages in polled.items():
+        counts, commands, applied = Counter(), 0, 0
+        for tp, messages in sorted(polled.items()):  # one script per partition: one hash slot each
             if tp not in self.positions:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
@@ -96,13 +102,16 @@ class Projection:
             if fresh and expected is not None and fresh[0].offset > expected:
                 log.warning("%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
                             tp.topic, tp.partition, fresh[0].offset, expected)
-            records.extend(Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh)
-        if not records:
-            return None
-        counts, commands, conflict = self._apply_records(records)
-        if conflict is None:
-            self._count(len(records), counts, commands, time.perf_counter() - started)
-        return conflict
+            if not fresh:
+                continue
+            records = [Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh]
+            planned, ran, conflict = self._apply_records(records)
+            if conflict is not None:
+                return conflict  # what was applied before stays applied, with its offsets
+            counts, commands, applied = counts + planned, commands + ran, applied + len(records)
+        if applied:
+            self._count(applied, counts, commands, time.perf_counter() - started)
+        return None
 
     def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Optional[Conflict]]:
         """Plan and apply `records` with their offsets: (counts, commands run, conflict or None).
@@ -147,6 +156,8 @@ class Projection:
         t.batches += 1
         t.seconds += took
         t.counts.update(counts)
+        for listener in self.listeners:
+            listener(counts, took)
         log.info("batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
                  "(%d rated, %d unrated, %d repeated), %d unreadable, %d skipped -> %d commands in %.1f ms",
                  t.batches, counts["result"], counts["applied"], counts["stale"], counts["duplicates"],
@@ -169,16 +180,21 @@ def _describe(positions: dict[TopicPartition, Optional[int]]) -> str:
 
 
 class _SeekToStoredOffsets(ConsumerRebalanceListener):
-    def __init__(self, projection: Projection, consumer: KafkaConsumer, on_assigned: Callable[[], None]):
-        self.projection, self.consumer, self.on_assigned = projection, consumer, on_assigned
+    def __init__(self, projection: Projection, consumer: KafkaConsumer, on_assigned: Callable[[], None],
+                 ops: Optional["ProjectorOps"] = None):
+        self.projection, self.consumer, self.on_assigned, self.ops = projection, consumer, on_assigned, ops
 
     def on_partitions_revoked(self, revoked):
         self.projection.disown(revoked)
+        if self.ops is not None:
+            self.ops.revoked()
 
     def on_partitions_assigned(self, assigned):
         positions = self.projection.own(assigned)
         _seek(self.consumer, positions)
         log.info("assigned partitions: %s", _describe(positions))
+        if self.ops is not None:
+            self.ops.assigned(assigned)
         if assigned:  # kafka-python may first report an empty assignment, before the metadata
             self.on_assigned()
 
@@ -196,9 +212,10 @@ METRICS_EVERY_S = 5.0
 
 def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
               batch: int = DEFAULT_BATCH, ready_file: Optional[Path] = None,
-              metrics_file: Optional[Path] = None) -> None:
+              metrics_file: Optional[Path] = None, ops: Optional["ProjectorOps"] = None) -> None:
     """Consume as a member of `group` until SIGTERM/SIGINT; write the running totals (records,
-    applied, unreadable and skipped ones, ...) to `metrics_file` every few seconds."""
+    applied, unreadable and skipped ones, ...) to `metrics_file` every few seconds; feed the ops
+    server's metrics and readiness (`ops`) when there is one."""
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -212,14 +229,18 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
 
     topics = projection.topics
     consumer.subscribe([topics.results, topics.outcomes],
-                       listener=_SeekToStoredOffsets(projection, consumer, mark_ready))
+                       listener=_SeekToStoredOffsets(projection, consumer, mark_ready, ops))
+    if ops is not None:
+        projection.listeners.append(ops.on_batch)
     log.info("consuming %s and %s as %s in group %s", topics.results, topics.outcomes, instance, group)
     written = 0.0
     try:
         while not stopping:
             polled = consumer.poll(timeout_ms=500, max_records=batch)
             if polled:
-                _apply_or_resync(projection, consumer, polled)
+                _apply_or_resync(projection, consumer, polled, ops)
+            if ops is not None:
+                ops.tick(consumer, projection.positions)
             if metrics_file is not None and time.monotonic() - written > METRICS_EVERY_S:
                 metrics_file.write_bytes(orjson.dumps({"worker": instance, **projection.totals.as_dict()}))
                 written = time.monotonic()
@@ -229,7 +250,8 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
         log.info("stopped: %d records in %d batches, %.0f records/s while applying", t.records, t.batches, t.rate())
 
 
-def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: dict) -> None:
+def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: dict,
+                     ops: Optional["ProjectorOps"] = None) -> None:
     try:
         conflict = projection.apply(polled)
     except redis.RedisError as error:  # the script may or may not have run: the stored offsets tell
@@ -239,6 +261,8 @@ def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: di
         _resync(projection, consumer)
         return
     if conflict is not None:
+        if ops is not None:
+            ops.conflicts.inc()
         log.warning("stored offset of %s is %s, not what this worker expected (another projector took the "
                     "partition, or the projection was wiped): nothing written; resuming from the stored offsets",
                     conflict.field, "none" if conflict.stored is None else conflict.stored)

@@ -1,5 +1,9 @@
 """The projection's Redis side: read what planning needs, apply a batch atomically with its
-offsets (fenced: only if the stored offsets are what this worker expects), wipe, dump."""
+offsets (fenced: only if the stored offsets are what this worker expects), wipe, dump.
+
+One Redis or a Redis Cluster (services.common.redis_client): a batch's script covers one
+partition (one hash slot: its keys and its offsets key share the tag, see redis_keys), so it
+runs on the node that holds that slot; the wipe, CLIENT LIST and the dump go to every node."""
 from __future__ import annotations
 
 import re
@@ -8,11 +12,12 @@ from typing import Any, Optional
 
 import redis
 
-from services.common.redis_keys import Keys
+from services.common import redis_client
+from services.common.redis_keys import OUTCOMES, Keys, Tag
 
 from .plan import Command, Known, Needs, Standing, player_fields
 
-# KEYS[1] = the offsets hash. ARGV[1] = n; then n triples (field, expected next offset or "" for
+# KEYS[1] = the offsets hash of the batch's partition (every key the commands name is in its slot). ARGV[1] = n; then n triples (field, expected next offset or "" for
 # none stored, new next offset); then the commands, each as argc, name, args...
 # Nothing is written unless every stored offset is the expected one: a worker whose partitions
 # moved on to another (a zombie after a rebalance) or whose projection was wiped writes nothing.
@@ -86,31 +91,46 @@ def glob_escape(text: str) -> str:
 
 
 class Store:
-    def __init__(self, client: redis.Redis, keys: Keys, consumer: str):
+    def __init__(self, client: redis_client.SyncClient, keys: Keys, consumer: str, outcomes_topic: str):
         self.client = client
         self.keys = keys
-        self.offsets_key = keys.offsets(consumer)
+        self.consumer = consumer
+        self.outcomes_topic = outcomes_topic
         self._apply = client.register_script(APPLY_IF_OFFSETS_EXPECTED)
         self._wipe = client.register_script(WIPE)
+
+    def tag_of(self, field: str) -> Tag:
+        """The hash tag of a "topic:partition" offset field: the partition's, or {outcomes}."""
+        topic, _, partition = field.rpartition(":")
+        return OUTCOMES if topic == self.outcomes_topic else int(partition)
+
+    def offsets_key(self, field: str) -> str:
+        return self.keys.offsets(self.consumer, self.tag_of(field))
 
     def stored_offsets(self, fields: list[str]) -> dict[str, Optional[int]]:
         if not fields:
             return {}
-        values = self.client.hmget(self.offsets_key, fields)
-        return {f: None if v is None else int(v) for f, v in zip(fields, values)}
+        pipe = self.client.pipeline(transaction=False)
+        for name in fields:
+            pipe.hget(self.offsets_key(name), name)
+        return {f: None if v is None else int(v) for f, v in zip(fields, pipe.execute())}
+
+    def all_stored_offsets(self) -> dict[str, int]:
+        """Every stored offset of this consumer: {"topic:partition": next offset}."""
+        return all_stored_offsets(self.client, self.keys, self.consumer)
 
     def read_known(self, needs: Needs) -> Known:
         matches, outcomes, standings = sorted(needs.matches), sorted(needs.outcomes), sorted(needs.standings)
         pipe = self.client.pipeline(transaction=False)
-        for match_id in matches:
-            pipe.hget(self.keys.match(match_id), "seq")
+        for partition, match_id in matches:
+            pipe.hget(self.keys.match(match_id, partition), "seq")
         for match_id in outcomes:
             pipe.exists(self.keys.match_outcome(match_id))
         for player, game in standings:
             pipe.hmget(self.keys.player(player), player_fields(game))
         answers = iter(pipe.execute() if matches or outcomes or standings else ())
         known = Known()
-        for match_id in matches:
+        for _, match_id in matches:
             seq = next(answers)
             if seq is not None:
                 known.seqs[match_id] = int(seq)
@@ -120,14 +140,18 @@ class Store:
 
     def apply(self, commands: list[Command], advances: dict[str, tuple[Optional[int], int]]) -> Optional[Conflict]:
         """Run `commands` and store the new offsets in one script, if the stored offsets are the
-        expected ones. `advances`: field -> (expected stored next offset or None, new next offset)."""
+        expected ones. `advances`: field -> (expected stored next offset or None, new next offset), all
+        of one partition (one offsets key, one hash slot)."""
+        tags = {self.tag_of(name) for name in advances}
+        if len(tags) != 1:
+            raise ValueError(f"one script covers one partition; these advances name {sorted(map(str, tags))}")
         args: list[Any] = [len(advances)]
         for name, (expected, new) in advances.items():
             args += [name, "" if expected is None else expected, new]
         for command in commands:
             args.append(len(command))
             args.extend(command)
-        answer = self._apply(keys=[self.offsets_key], args=args)
+        answer = self._apply(keys=[self.offsets_key(next(iter(advances)))], args=args)
         if int(answer[0]) == 1:
             return None
         stored = answer[2].decode() if isinstance(answer[2], bytes) else answer[2]
@@ -135,15 +159,52 @@ class Store:
         return Conflict(field, int(stored) if stored else None)
 
     def wipe(self) -> int:
-        """Delete every key of the projection (offsets included) at once; returns how many."""
-        return int(self._wipe(keys=[], args=[glob_escape(self.keys.prefix) + "*", *self.keys.not_projected]))
+        """Delete every key of the projection (offsets included); returns how many. On one Redis in
+        one atomic step. On a Redis Cluster node by node (no script may span slots): first every
+        stored offset, so that a batch still in flight is fenced off (it finds no offset where it
+        expects one and writes nothing), then the rest of the keys of every primary."""
+        pattern = glob_escape(self.keys.prefix) + "*"
+        if not redis_client.is_cluster(self.client):
+            return int(self._wipe(keys=[], args=[pattern, *self.keys.not_projected]))
+        deleted = 0
+        for node in redis_client.nodes(self.client):
+            deleted += _unlink(node, node.scan_iter(match=glob_escape(self.keys.prefix) + "offsets:*", count=1000))
+        for node in redis_client.nodes(self.client):
+            deleted += _unlink(node, (k for k in node.scan_iter(match=pattern, count=1000)
+                                      if self.keys.projected(k.decode())))
+        return deleted
 
     def connected(self, role: str) -> list[str]:
-        """Names of connected clients of `role` on this prefix and database (e.g. running projectors)."""
-        db = str(self.client.connection_pool.connection_kwargs.get("db", 0))
+        """Names of connected clients of `role` on this prefix and database (e.g. running projectors),
+        on every node of a cluster."""
+        db = redis_client.database(self.client)
         start = client_name(role, self.keys.prefix)
-        return sorted(c.get("name", "") for c in self.client.client_list()
-                      if c.get("name", "").startswith(start) and str(c.get("db")) == db)
+        names = set()
+        for node in redis_client.nodes(self.client, primaries_only=False):
+            names.update(c.get("name", "") for c in node.client_list()
+                         if c.get("name", "").startswith(start) and str(c.get("db")) == db)
+        return sorted(names)
+
+
+def _unlink(node: redis.Redis, names) -> int:
+    """UNLINK keys one by one on a cluster node (keys of several slots cannot share a command)."""
+    count, pipe = 0, node.pipeline(transaction=False)
+    for name in names:
+        pipe.unlink(name)
+        count += 1
+        if count % 1000 == 0:
+            pipe.execute()
+    pipe.execute()
+    return count
+
+
+def all_stored_offsets(client: redis_client.SyncClient, keys: Keys, consumer: str) -> dict[str, int]:
+    """Every stored offset of `consumer`: {"topic:partition": next offset}, over the offsets keys of
+    every partition and of plylog.outcomes."""
+    pipe = client.pipeline(transaction=False)
+    for name in keys.all_offsets(consumer):
+        pipe.hgetall(name)
+    return {k.decode(): int(v) for stored in pipe.execute() for k, v in stored.items()}
 
 
 def dump(client: redis.Redis, keys: Keys) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from services.common.settings import Settings, env_number
 
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
 from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions, fetch_again
+from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, put_or_fail
 from .produce import acknowledged, start
 
@@ -50,11 +51,11 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
     app = faust.App(
         f"{topics.prefix}rules",
-        broker=f"kafka://{settings.kafka_bootstrap}",
+        broker=[f"kafka://{server}" for server in settings.kafka_servers],
         store="memory://",
         processing_guarantee="at_least_once",
         topic_partitions=partitions,
-        topic_replication_factor=1,
+        topic_replication_factor=settings.replication_factor,  # the changelog's (3 on a cluster)
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         datadir=str(datadir),
@@ -96,6 +97,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             open(ready_file, "w").close()
 
     commit_only_stored_positions(app, table, topics.moves)
+    install_ops(app, table, topics.moves, counters, settings, worker_name)  # /livez /readyz /metrics
 
     @app.timer(5.0)
     async def write_metrics():

@@ -84,12 +84,16 @@ class Counters:
     batches: int = 0
     batch_seconds_total: float = 0.0
     batch_seconds_max: float = 0.0
+    #: called with every batch's counts and duration (the Prometheus metrics, services/rules/ops.py)
+    listeners: list[Callable[[Counter, float], None]] = field(default_factory=list)
 
     def add(self, batch: Batch, seconds: float) -> None:
         self.batches += 1
         self.totals.update(batch.counts)
         self.batch_seconds_total += seconds
         self.batch_seconds_max = max(self.batch_seconds_max, seconds)
+        for listener in self.listeners:
+            listener(batch.counts, seconds)
 
     def as_dict(self) -> dict:
         plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "replaced", "states")

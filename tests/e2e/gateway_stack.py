@@ -107,7 +107,7 @@ def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partiti
             process.start()
         for process in processes:
             process.wait_ready(timeout=90)
-        yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix), processes)
+        yield RunningStack(url, topics, bootstrap, redis_url, Keys(prefix, partitions), processes)
     finally:
         for process in reversed(processes):
             process.stop()

@@ -48,7 +48,7 @@ def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-
 
 
 def producer(bootstrap: str) -> KafkaProducer:
-    return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks="all")  # every write on min.insync.replicas
 
 
 def produce(bootstrap: str, topic: str, records: Iterable[tuple[Optional[bytes], Optional[bytes]]],

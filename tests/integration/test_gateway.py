@@ -29,7 +29,7 @@ def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_pa
     process.start()
     try:
         process.wait_ready(timeout=60)
-        yield _Gateway(url, Keys(prefix), redis_client, topics, kafka_bootstrap, process)
+        yield _Gateway(url, Keys(prefix, 2), redis_client, topics, kafka_bootstrap, process)
     finally:
         process.stop()
 
@@ -154,8 +154,9 @@ def test_stream_resumes_with_last_event_id_without_gaps_or_repeats(gateway):
 
 def test_timekeeper_claims_run_out_clocks(gateway):
     gateway.project("m-clock")
-    gateway.redis.zadd(gateway.keys.deadlines, {"m-clock": int(time.time() * 1000) - 50,
-                                                "m-later": int(time.time() * 1000) + 600_000})
+    keys = gateway.keys
+    gateway.redis.zadd(keys.deadlines(keys.home("m-clock")), {"m-clock": int(time.time() * 1000) - 50})
+    gateway.redis.zadd(keys.deadlines(keys.home("m-later")), {"m-later": int(time.time() * 1000) + 600_000})
     claims = _moves(gateway, 1)
     assert [(c["match_id"], c["player"], c["action"]) for c in claims] == \
         [("m-clock", "plylog-timekeeper", {"type": "claim_timeout"})]

@@ -26,7 +26,7 @@ from services.common.settings import Settings, Topics
 from services.projector.glicko2 import Rating
 from services.projector.plan import Standing, scored, utc_day
 from services.projector.runner import Projection, catch_up
-from services.projector.store import Store, dump, without_offsets
+from services.projector.store import Store, all_stored_offsets, dump, without_offsets
 from tests.support import record
 
 from .harness import (REPO, crash_during, mixed_bot_traffic, produce, rules_worker,
@@ -58,7 +58,7 @@ def wait_until_projected(client: redis.Redis, keys: Keys, bootstrap: str, topics
     deadline = time.monotonic() + timeout
     while True:
         ends = end_offsets(bootstrap, topics)
-        stored = {k.decode(): int(v) for k, v in client.hgetall(keys.offsets(consumer)).items()}
+        stored = all_stored_offsets(client, keys, consumer)
         if stored == ends:
             return
         if time.monotonic() > deadline:
@@ -97,7 +97,7 @@ def send(bootstrap: str, topic: str, records, pace_s: float = 0.0) -> None:
 # --- a played match of each game ---------------------------------------------------------------------
 def test_played_matches_of_every_game_are_projected_as_the_fold_says(kafka_bootstrap, contract_topics, redis_db_url,
                                                                       redis_client, tmp_path):
-    topics, keys = contract_topics(partitions=3), Keys("e2e:")
+    topics, keys = contract_topics(partitions=3), Keys("e2e:", 3)
     moves = [raw for i, game in enumerate(GAMES) for raw in random_match_records(game, 1, seed=20 + i, prefix="e2e-")]
     moves += special_matches()
     traffic = [(orjson.loads(raw)["match_id"].encode(), raw) for raw in moves]
@@ -149,20 +149,35 @@ def assert_projection_is_the_fold(client: redis.Redis, keys: Keys, traffic, boot
         assert [e["seq"] for e in entries] == list(range(1, state.seq + 1))
         assert [e["events"] for e in entries] == [r["events"] for r in log[match_id]]
         listed = {"waiting": "open", "active": "active", "over": "recent"}[state.status]
-        assert client.zscore(keys.matches(listed), match_id) is not None
-        assert client.zscore(keys.matches(listed, state.game), match_id) is not None
+        home = keys.home(match_id)
+        assert client.zscore(keys.matches(listed, None, home), match_id) is not None
+        assert client.zscore(keys.matches(listed, state.game, home), match_id) is not None
         counts = activity[(state.game, utc_day(T_DAY_MS))]
         counts["started"] += state.started_at is not None
         counts["finished"] += state.status == "over"
         counts["moves"] += state.game_actions
-    assert client.zrange(keys.matches("open"), 0, -1) == [b"e2e-open"]
-    assert client.zrange(keys.matches("active"), 0, -1) == [b"e2e-clock"]
+    assert every_partition(client, keys, lambda p: client.zrange(keys.matches("open", None, p), 0, -1)) == [b"e2e-open"]
+    assert every_partition(client, keys, lambda p: client.zrange(keys.matches("active", None, p), 0, -1)) == [b"e2e-clock"]
     clock = offline.states["e2e-clock"].clock
-    assert client.zrange(keys.deadlines, 0, -1, withscores=True) == [(b"e2e-clock", clock.since_ms + clock.remaining_ms[0])]
+    assert every_partition(client, keys, lambda p: client.zrange(keys.deadlines(p), 0, -1, withscores=True)) == \
+        [(b"e2e-clock", clock.since_ms + clock.remaining_ms[0])]
     for (game, day), counts in activity.items():
-        assert {k.decode(): int(v) for k, v in client.hgetall(keys.activity(game, day)).items()} == dict(counts), game
-        assert {k.decode(): int(v) for k, v in client.hgetall(keys.totals(game)).items()} == dict(counts), game
+        assert summed(client, [keys.activity(game, day, p) for p in keys.all_partitions()]) == dict(counts), game
+        assert summed(client, [keys.totals(game, p) for p in keys.all_partitions()]) == dict(counts), game
     assert_standings_follow_the_outcomes_in_log_order(client, keys, bootstrap, topics)
+
+
+def every_partition(client, keys: Keys, read) -> list:
+    """What `read(partition)` gives, over every partition's key (lists are kept per partition)."""
+    return [entry for partition in keys.all_partitions() for entry in read(partition)]
+
+
+def summed(client, names: list[str]) -> dict[str, int]:
+    """The counters of several per-partition hashes, added up."""
+    total = Counter()
+    for name in names:
+        total.update({k.decode(): int(v) for k, v in client.hgetall(name).items()})
+    return dict(total)
 
 
 T_DAY_MS = 1_795_989_600_000  # every generated record is on 2026-11-29 (UTC)
@@ -224,7 +239,7 @@ def repeat_some_results_and_outcomes(bootstrap: str, topics: Topics) -> None:
 def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafka_bootstrap, contract_topics,
                                                                              redis_db_url, redis_client, tmp_path):
     topics = contract_topics(partitions=6)
-    crashed, reference = Keys("crash:"), Keys("ref:")
+    crashed, reference = Keys("crash:", 6), Keys("ref:", 6)
     traffic = mixed_bot_traffic(GAMES, matches=200, seed=7, prefix="crash-")
     results, outcomes, matches = fold_offline(traffic, 6)
     rng = random.Random(3)
@@ -242,7 +257,7 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
         proj.stop()
     assert proj.starts == 4
     crash_dump = dump(redis_client, crashed)
-    assert {k.split(":")[1] for k in crash_dump if k.startswith("match:") and k.count(":") == 1} == matches
+    assert {k.split(":")[2] for k in crash_dump if k.startswith("match:") and k.count(":") == 2} == matches
 
     uninterrupted = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, reference.prefix, "reference",
                               "--group", f"{topics.prefix}reference").start()
@@ -261,9 +276,11 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     assert dump(redis_client, crashed) == crash_dump
     check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
     assert check.returncode == 0 and "equals a rebuild" in check.stdout, check.stderr
-    redis_client.hincrby(crashed.totals("mana"), "moves", 1)
+    changed = next(crashed.totals("mana", p) for p in crashed.all_partitions() if redis_client.exists(crashed.totals("mana", p)))
+    redis_client.hincrby(changed, "moves", 1)
     check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
-    assert check.returncode == 1 and "differs from a rebuild in 1 of" in check.stderr and "totals:mana" in check.stderr
+    assert check.returncode == 1 and "differs from a rebuild in 1 of" in check.stderr
+    assert changed[len(crashed.prefix):] in check.stderr, check.stderr
     assert not redis_client.keys("~*")  # the scratch keys are gone
 
 
@@ -282,7 +299,7 @@ def cli_env(bootstrap: str, topics: Topics, redis_url: str, keys: Keys) -> dict[
 # --- two projectors in one group ---------------------------------------------------------------------
 def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bootstrap, contract_topics,
                                                                          redis_db_url, redis_client, tmp_path):
-    topics, keys = contract_topics(partitions=4), Keys("pair:")
+    topics, keys = contract_topics(partitions=4), Keys("pair:", 4)
     traffic = mixed_bot_traffic(GAMES, matches=40, seed=9, prefix="pair-")
     results, outcomes, _ = fold_offline(traffic, 4)
     pair = [projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix, f"projector-{i}").start()
@@ -302,10 +319,10 @@ def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bo
     finally:
         for proj in pair:
             proj.stop()
-    reference = Keys("alone:")
+    reference = Keys("alone:", 4)
     client = redis.Redis.from_url(redis_db_url)
     settings = Settings.from_env(kafka_bootstrap=kafka_bootstrap, topic_prefix=topics.prefix)
-    catch_up(Projection(Store(client, reference, "projector"), settings.topics), kafka_bootstrap)
+    catch_up(Projection(Store(client, reference, "projector", topics.outcomes), settings.topics), kafka_bootstrap)
     assert dump(client, reference) == dump(redis_client, keys)
 
 
@@ -319,7 +336,7 @@ def test_results_the_projector_cannot_apply_are_skipped_counted_and_never_wedge_
     """Whoever may write plylog.results can write anything: `view.started_at: true` (Redis refuses
     it), `"clock": [1]` (planning raised), garbage. The projector logs and skips each, counts them,
     applies the good results around them, and a restart does not meet them again."""
-    topics, keys = contract_topics(partitions=1), Keys("poison:")
+    topics, keys = contract_topics(partitions=1), Keys("poison:", 1)
     create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": "small-4"}}
     replayer = Replayer()
     good = [orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", create, 0)).result)),

@@ -33,7 +33,7 @@ def results_of_a_match() -> list[bytes]:
 def test_a_worker_whose_partition_moved_on_writes_nothing_and_resumes_from_the_stored_offset(redis_client):
     keys = Keys("fence:")
     results = results_of_a_match()
-    zombie, successor = (Projection(Store(redis_client, keys, "projector"), TOPICS) for _ in range(2))
+    zombie, successor = (Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS) for _ in range(2))
     assert zombie.own([RESULTS0]) == {RESULTS0: None} and successor.own([RESULTS0]) == {RESULTS0: None}
     assert successor.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1])]}) is None
     before = dump(redis_client, keys)
@@ -42,15 +42,15 @@ def test_a_worker_whose_partition_moved_on_writes_nothing_and_resumes_from_the_s
     assert dump(redis_client, keys) == before  # nothing of the zombie's batch landed
     assert zombie.own([RESULTS0]) == {RESULTS0: 2}  # it would seek there
     assert zombie.apply({RESULTS0: [Message(1, results[1]), Message(2, results[2])]}) is None  # 1 is skipped
-    assert redis_client.hget(keys.match("m1"), "seq") == b"3"
-    assert redis_client.zcard(keys.match_log("m1")) == 3
-    assert redis_client.hget(keys.offsets("projector"), f"{TOPICS.results}:0") == b"3"
+    assert redis_client.hget(keys.match("m1", 0), "seq") == b"3"
+    assert redis_client.zcard(keys.match_log("m1", 0)) == 3
+    assert redis_client.hget(keys.offsets("projector", 0), f"{TOPICS.results}:0") == b"3"
     assert successor.apply({RESULTS0: [Message(2, results[2])]}) is not None  # now the successor is fenced
 
 
 def test_the_wipe_takes_the_projection_and_nothing_else(redis_client):
     keys = Keys("wipe:")
-    projection = Projection(Store(redis_client, keys, "projector"), TOPICS)
+    projection = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
     projection.own([RESULTS0])
     projection.apply({RESULTS0: [Message(i, raw) for i, raw in enumerate(results_of_a_match())]})
     redis_client.set(keys.ratelimit("alice"), "5")
@@ -86,11 +86,11 @@ def test_a_record_redis_refuses_is_skipped_and_the_rest_of_its_batch_applied(red
         return {**fields, "status": True} if result["seq"] == 2 else fields  # redis-py refuses a bool
 
     monkeypatch.setattr(plan_module, "match_fields", poisoned)
-    projection = Projection(Store(redis_client, keys, "projector"), TOPICS)
+    projection = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
     projection.own([RESULTS0])
     assert projection.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1])]}) is None
     assert projection.apply({RESULTS0: [Message(2, results[2])]}) is None
-    assert redis_client.hget(keys.offsets("projector"), f"{TOPICS.results}:0") == b"3"
-    assert redis_client.hget(keys.match("m1"), "seq") == b"3"
-    assert [orjson.loads(m)["seq"] for m in redis_client.zrange(keys.match_log("m1"), 0, -1)] == [1, 3]
+    assert redis_client.hget(keys.offsets("projector", 0), f"{TOPICS.results}:0") == b"3"
+    assert redis_client.hget(keys.match("m1", 0), "seq") == b"3"
+    assert [orjson.loads(m)["seq"] for m in redis_client.zrange(keys.match_log("m1", 0), 0, -1)] == [1, 3]
     assert projection.totals.counts["skipped"] == 1 and projection.totals.counts["applied"] == 2

@@ -73,27 +73,27 @@ def test_each_accepted_result_writes_the_match_its_log_lists_deadline_activity_a
     results, _ = fold(clocked_match())
     steps = [planned(consumed(results[:n + 1])).commands for n in range(len(results))]
     created = steps[0]
-    assert ("ZADD", "p:matches:open", T0_MS, "m1") in created and ("ZADD", "p:matches:strands:open", T0_MS, "m1") in created
-    assert ("ZREM", "p:deadlines", "m1") in created
+    assert ("ZADD", "p:matches:{0}:open", T0_MS, "m1") in created and ("ZADD", "p:matches:{0}:strands:open", T0_MS, "m1") in created
+    assert ("ZREM", "p:deadlines:{0}", "m1") in created
     joined = planned(consumed(results[1:2]), Known(seqs={"m1": 1})).commands
-    assert ("ZADD", "p:matches:active", T0_MS + 1000, "m1") in joined and ("ZREM", "p:matches:open", "m1") in joined
-    assert ("ZADD", "p:deadlines", T0_MS + 1000 + 60_000, "m1") in joined  # bob joined: alice's clock runs
+    assert ("ZADD", "p:matches:{0}:active", T0_MS + 1000, "m1") in joined and ("ZREM", "p:matches:{0}:open", "m1") in joined
+    assert ("ZADD", "p:deadlines:{0}", T0_MS + 1000 + 60_000, "m1") in joined  # bob joined: alice's clock runs
     moved = planned(consumed(results[2:3]), Known(seqs={"m1": 2})).commands
-    assert ("ZADD", "p:deadlines", T0_MS + 3000 + 60_000, "m1") in moved  # bob to move, his clock from 3 s
+    assert ("ZADD", "p:deadlines:{0}", T0_MS + 3000 + 60_000, "m1") in moved  # bob to move, his clock from 3 s
     whole = steps[-1]
     hset = by_name(whole, "HSET")[0]
     fields = dict(zip(hset[2::2], hset[3::2]))
     last = orjson.loads(results[-1])
-    assert hset[1] == "p:match:m1" and fields["seq"] == "5" and fields["status"] == "over"
+    assert hset[1] == "p:match:{0}:m1" and fields["seq"] == "5" and fields["status"] == "over"
     assert orjson.loads(fields["view"]) == last["view"] and orjson.loads(fields["seats"]) == ["alice", "bob"]
     assert orjson.loads(fields["outcome"]) == {"winner": 1, "reason": "resign", "scores": last["view"]["outcome"]["scores"]}
-    assert [c[2] for c in by_name(whole, "ZADD") if c[1] == "p:match:m1:log"] == [1, 2, 3, 4, 5]
-    assert ("ZADD", "p:matches:recent", T0_MS + 12_000, "m1") in whole and ("ZREM", "p:deadlines", "m1") in whole
+    assert [c[2] for c in by_name(whole, "ZADD") if c[1] == "p:match:{0}:m1:log"] == [1, 2, 3, 4, 5]
+    assert ("ZADD", "p:matches:{0}:recent", T0_MS + 12_000, "m1") in whole and ("ZREM", "p:deadlines:{0}", "m1") in whole
     day = utc_day(T0_MS)
     counters = {(c[1], c[2]): c[3] for c in by_name(whole, "HINCRBY")}
-    assert counters == {(f"p:activity:strands:{day}", "started"): 1, (f"p:activity:strands:{day}", "moves"): 2,
-                        (f"p:activity:strands:{day}", "finished"): 1, ("p:totals:strands", "started"): 1,
-                        ("p:totals:strands", "moves"): 2, ("p:totals:strands", "finished"): 1}
+    assert counters == {(f"p:activity:{{0}}:strands:{day}", "started"): 1, (f"p:activity:{{0}}:strands:{day}", "moves"): 2,
+                        (f"p:activity:{{0}}:strands:{day}", "finished"): 1, ("p:totals:{0}:strands", "started"): 1,
+                        ("p:totals:{0}:strands", "moves"): 2, ("p:totals:{0}:strands", "finished"): 1}
     assert [c[1:] for c in by_name(whole, "PUBLISH")] == [("p:live:m1", raw) for raw in results]
     assert not by_name(planned(consumed(results), publish=False).commands, "PUBLISH")
 
@@ -121,7 +121,7 @@ def test_moves_count_every_accepted_game_action_of_every_game():
             results.append(orjson.dumps(replayer.feed(raw).result))
         state = next(iter(replayer.states.values()))
         counters = {(c[1], c[2]): c[3] for c in by_name(planned(consumed(results)).commands, "HINCRBY")}
-        assert counters[(f"p:totals:{game}", "moves")] == state.game_actions, game
+        assert counters[(f"p:totals:{{0}}:{game}", "moves")] == state.game_actions, game
 
 
 def outcome(match_id: str, winner, players=("alice", "bob"), rated: bool = True, game: str = "strands") -> bytes:
@@ -138,15 +138,15 @@ def test_outcomes_fold_ratings_in_log_order_once_per_match():
     first = rate_match(NEW_PLAYER, NEW_PLAYER, 0)
     second = rate_match(first[0], first[1], None)
     hsets = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}
-    assert hsets["p:player:alice"] == dict(zip(player_fields("strands"), Standing(2, 1, 0, 1, second[0]).values()))
-    assert hsets["p:player:bob"]["strands:losses"] == "1" and hsets["p:player:bob"]["strands:draws"] == "1"
-    assert ("ZADD", "p:lb:strands:rating", repr(second[0].rating), "alice") in batch.commands
-    assert ("ZADD", "p:lb:strands:wins", 1, "alice") in batch.commands
-    assert ("ZADD", "p:lb:strands:played", 2, "bob") in batch.commands
+    assert hsets["p:player:{outcomes}:alice"] == dict(zip(player_fields("strands"), Standing(2, 1, 0, 1, second[0]).values()))
+    assert hsets["p:player:{outcomes}:bob"]["strands:losses"] == "1" and hsets["p:player:{outcomes}:bob"]["strands:draws"] == "1"
+    assert ("ZADD", "p:lb:{outcomes}:strands:rating", repr(second[0].rating), "alice") in batch.commands
+    assert ("ZADD", "p:lb:{outcomes}:strands:wins", 1, "alice") in batch.commands
+    assert ("ZADD", "p:lb:{outcomes}:strands:played", 2, "bob") in batch.commands
     marks = {c[1]: orjson.loads(c[2]) for c in by_name(batch.commands, "SET")}
-    assert set(marks) == {"p:match:a:outcome", "p:match:b:outcome", "p:match:c:outcome"}
-    assert marks["p:match:a:outcome"]["ratings"][0]["after"]["rating"] == first[0].rating
-    assert marks["p:match:c:outcome"]["ratings"] is None and marks["p:match:c:outcome"]["rated"] is False
+    assert set(marks) == {"p:outcome:{outcomes}:a", "p:outcome:{outcomes}:b", "p:outcome:{outcomes}:c"}
+    assert marks["p:outcome:{outcomes}:a"]["ratings"][0]["after"]["rating"] == first[0].rating
+    assert marks["p:outcome:{outcomes}:c"]["ratings"] is None and marks["p:outcome:{outcomes}:c"]["rated"] is False
     again = planned(records, Known(outcomes_applied={"a", "b", "c"}))
     assert again.commands == [] and again.counts["outcomes_repeated"] == 4
 
@@ -157,7 +157,7 @@ def test_standings_start_from_what_redis_holds():
     assert Standing.from_values([None] * 7) == Standing()
     batch = planned(consumed([outcome("a", 1)], topic="t.outcomes"), Known(standings={("bob", "strands"): held}))
     alice, bob = rate_match(NEW_PLAYER, held.rating, 1)
-    bob_fields = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}["p:player:bob"]
+    bob_fields = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}["p:player:{outcomes}:bob"]
     assert bob_fields["strands:played"] == "11" and bob_fields["strands:wins"] == "7"
     assert float(bob_fields["strands:rating"]) == bob.rating
 
@@ -173,7 +173,7 @@ def test_unreadable_records_are_skipped_and_counted():
            orjson.dumps({**orjson.loads(good[0]), "at": "yesterday"}), None]
     batch = planned(consumed(bad + good))
     assert batch.counts["unreadable"] == 5 and batch.counts["applied"] == 1
-    assert all(c[1] != "p:match:m9" for c in batch.commands)
+    assert all(c[1] != "p:match:{0}:m9" for c in batch.commands)
     outcomes = planned(consumed([b"{}", orjson.dumps({"match_id": "x", "game": "g", "players": ["a"]})], "t.outcomes"))
     assert outcomes.counts["unreadable"] == 2 and outcomes.commands == []
 
@@ -216,6 +216,6 @@ def test_needs_names_every_match_outcome_and_standing_to_read():
     results, _ = fold(clocked_match()[:2])
     items = decode(consumed(results) + consumed([outcome("a", 0, game="mana")], topic="t.outcomes"), "t.outcomes")
     wanted = needs(items)
-    assert wanted.matches == {"m1"} and wanted.outcomes == {"a"}
+    assert wanted.matches == {(0, "m1")} and wanted.outcomes == {"a"}
     assert wanted.standings == {("alice", "mana"), ("bob", "mana")}
     assert Counter(i.kind for i in items) == {"result": 2, "outcome": 1}

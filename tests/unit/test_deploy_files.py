@@ -1,0 +1,230 @@
+"""The deploy files (deploy/compose/*.yml, deploy/kubernetes/**/*.yaml) are not run here (no Docker,
+no Kubernetes), so they are checked against the code: every setting they give a plylog container is
+one the code reads, every port they open or probe is one the service listens on, every probe path
+one it serves, every topic one the contract names, every module one that exists. A setting renamed
+in the code, or a port or topic changed, fails here instead of drifting silently."""
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from services.common.settings import RedisTarget, Topics
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+COMPOSE = sorted((DEPLOY / "compose").glob("*.yml"))
+KUBERNETES = sorted((DEPLOY / "kubernetes").rglob("*.yaml"))
+CONTRACT = Topics("plylog.")
+PROBE_PATHS = {"/livez", "/readyz", "/healthz", "/metrics"}
+DEFAULT_GATEWAY_PORT = 8000
+
+
+NAME = r"""["']((?:PLYLOG|KAFKA|REDIS)_[A-Z0-9_]+)["']"""
+#: the ways services/ read an environment variable: env.get("X"), environ["X"], env_number(env, "X"),
+#: the keys (_key(home, env, "X", ...), secret_key(settings.home, os.environ, "X", ...)) and typer options (envvar="X")
+READS = re.compile(r"(?:environ|env)(?:\.get\(|\[)\s*" + NAME + r"|env_number\(\s*[\w.]+,\s*" + NAME
+                   + r"|_key\(\s*[\w.]+,\s*[\w.]+,\s*" + NAME + r"|envvar=" + NAME)
+
+
+def settings_the_code_reads() -> set[str]:
+    """Every environment variable name the services and the CLI read (not merely set)."""
+    names = set()
+    for path in (REPO / "services").rglob("*.py"):
+        for found in READS.finditer(path.read_text()):
+            names.update(name for name in found.groups() if name)
+    return names
+
+
+def test_the_reads_are_found():
+    read = settings_the_code_reads()
+    assert {"KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "PLYLOG_SECRET", "PLYLOG_OPS_PORT", "PLYLOG_RATE_PER_S",
+            "PLYLOG_HOME", "PLYLOG_DATA_DIR", "PLYLOG_BOT_SECRET"} <= read
+    assert "PLYLOG_SERVICE" not in read  # set by `plylog up` for information; no service reads it
+
+
+def routes_the_code_serves() -> set[str]:
+    paths = set()
+    for path in (REPO / "services").rglob("*.py"):
+        paths |= set(re.findall(r"""["'](/(?:livez|readyz|healthz|metrics))["']""", path.read_text()))
+    return paths
+
+
+def docs(path: Path) -> list[dict]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+# --- what the files give plylog's own containers ------------------------------------------------------
+def compose_plylog_services() -> list[tuple[str, str, dict]]:
+    """(file, service name, service) of every compose service running the plylog image."""
+    found = []
+    for path in COMPOSE:
+        for name, service in docs(path)[0]["services"].items():
+            if str(service.get("image", "")).startswith("plylog:"):
+                found.append((path.name, name, service))
+    return found
+
+
+def kubernetes_objects() -> list[tuple[str, dict]]:
+    return [(path.relative_to(DEPLOY).as_posix(), doc) for path in KUBERNETES for doc in docs(path)]
+
+
+def config_maps() -> dict[str, dict]:
+    return {doc["metadata"]["name"]: {**doc.get("data", {}), **doc.get("stringData", {})}
+            for _, doc in kubernetes_objects() if doc["kind"] in ("ConfigMap", "Secret")}
+
+
+def kubernetes_plylog_containers() -> list[tuple[str, dict, dict]]:
+    """(where, container, its environment with envFrom resolved) of every plylog container."""
+    maps, found = config_maps(), []
+    for where, doc in kubernetes_objects():
+        spec = doc.get("spec", {}).get("template", {}).get("spec", {})
+        for container in spec.get("containers", []):
+            if not str(container.get("image", "")).startswith("plylog:"):
+                continue
+            env = {}
+            for source in container.get("envFrom", []):
+                ref = source.get("configMapRef") or source.get("secretRef")
+                assert ref["name"] in maps, f"{where}: {ref['name']} is not defined in deploy/kubernetes"
+                env.update(maps[ref["name"]])
+            env.update({e["name"]: e.get("value") for e in container.get("env", [])})
+            found.append((f"{where} {doc['metadata']['name']}/{container['name']}", container, env))
+    return found
+
+
+def test_there_is_something_to_check():
+    assert len(compose_plylog_services()) >= 8 and len(kubernetes_plylog_containers()) == 4
+
+
+def test_every_setting_given_to_a_plylog_container_is_one_the_code_reads():
+    read = settings_the_code_reads()
+    given: list[tuple[str, str]] = []
+    for file, name, service in compose_plylog_services():
+        given += [(f"{file} {name}", var) for var in service.get("environment", {})]
+    for where, container, env in kubernetes_plylog_containers():
+        substituted = set(re.findall(r"\$\(([A-Z_]+)\)", " ".join(container.get("args", []))))
+        given += [(where, var) for var in env if var not in substituted]
+    unknown = sorted({f"{where}: {var}" for where, var in given if var not in read})
+    assert not unknown, "settings no code reads (renamed? misspelt?):\n" + "\n".join(unknown)
+
+
+def listening_ports(env: dict, module: str) -> set[int]:
+    """The ports a plylog service listens on with this environment."""
+    ports = set()
+    if module == "services.gateway":
+        ports.add(int(env.get("PLYLOG_GATEWAY_PORT", DEFAULT_GATEWAY_PORT)))
+    elif module == "services.bots":
+        pass  # serves no HTTP
+    elif env.get("PLYLOG_OPS_PORT"):
+        ports.add(int(env["PLYLOG_OPS_PORT"]))
+    return ports
+
+
+def module_of(command: list[str]) -> str:
+    assert command[:2] == ["python", "-m"], command
+    return command[2]
+
+
+def test_compose_ports_and_probes_are_what_the_services_listen_on_and_serve():
+    routes = routes_the_code_serves()
+    for file, name, service in compose_plylog_services():
+        module = module_of(service["command"])
+        assert importlib.util.find_spec(module) is not None, f"{file} {name}: no module {module}"
+        listening = listening_ports(service["environment"], module)
+        for mapping in service.get("ports", []):
+            assert int(str(mapping).rsplit(":", 1)[1]) in listening, f"{file} {name}: {mapping} opens a port it does not listen on"
+        probe = " ".join(service.get("healthcheck", {}).get("test", []))
+        for port, path in re.findall(r"127\.0\.0\.1:(\d+)(/[a-z]+)", probe):
+            assert int(port) in listening and path in routes, f"{file} {name}: healthcheck {port}{path}"
+
+
+def test_kubernetes_ports_and_probes_are_what_the_services_listen_on_and_serve():
+    routes = routes_the_code_serves()
+    for where, container, env in kubernetes_plylog_containers():
+        module = module_of(container["command"])
+        assert importlib.util.find_spec(module) is not None, f"{where}: no module {module}"
+        listening = listening_ports(env, module)
+        named = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+        assert set(named.values()) == listening, f"{where}: ports {named} but it listens on {listening}"
+        if not listening:  # the bot service: nothing to probe
+            assert "livenessProbe" not in container and "readinessProbe" not in container, where
+            continue
+        for kind in ("livenessProbe", "readinessProbe"):
+            probe = container[kind]["httpGet"]
+            assert named.get(probe["port"], probe["port"]) in listening, f"{where}: {kind} on {probe['port']}"
+            assert probe["path"] in routes, f"{where}: {kind} path {probe['path']} is not served"
+        assert container["livenessProbe"]["httpGet"]["path"] == "/livez"
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+def test_kubernetes_services_target_ports_their_pods_open():
+    objects = kubernetes_objects()
+    for where, service in objects:
+        if service["kind"] != "Service":
+            continue
+        pods = [doc for _, doc in objects if doc["kind"] in ("Deployment", "StatefulSet")
+                and doc["spec"]["template"]["metadata"]["labels"].items() >= service["spec"]["selector"].items()]
+        assert pods, f"{where}: Service {service['metadata']['name']} selects no pods"
+        opened = {p.get("name") for doc in pods for c in doc["spec"]["template"]["spec"]["containers"]
+                  for p in c.get("ports", [])} | {p["containerPort"] for doc in pods
+                  for c in doc["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+        for port in service["spec"]["ports"]:
+            assert port.get("targetPort", port["port"]) in opened, f"{where}: {port}"
+
+
+def test_the_rules_workers_have_a_disruption_budget():
+    budgets = [doc for _, doc in kubernetes_objects() if doc["kind"] == "PodDisruptionBudget"]
+    rules = [doc for _, doc in kubernetes_objects() if doc["kind"] == "StatefulSet" and doc["metadata"]["name"] == "rules"]
+    assert rules and any(b["spec"]["selector"]["matchLabels"] == rules[0]["spec"]["selector"]["matchLabels"]
+                         for b in budgets)
+
+
+# --- topics and infrastructure ------------------------------------------------------------------------
+def test_strimzi_topics_are_the_contract_topics_with_three_replicas():
+    topics = {doc["spec"].get("topicName", doc["metadata"]["name"]): doc["spec"]
+              for _, doc in kubernetes_objects() if doc["kind"] == "KafkaTopic"}
+    assert sorted(topics) == sorted(CONTRACT.all())
+    assert topics[CONTRACT.outcomes]["partitions"] == 1
+    assert topics[CONTRACT.moves]["partitions"] == topics[CONTRACT.results]["partitions"]
+    assert topics[CONTRACT.moves]["config"]["retention.ms"] == -1
+    for spec in topics.values():
+        assert spec["replicas"] == 3 and spec["config"]["min.insync.replicas"] == 2
+    pools = [doc for _, doc in kubernetes_objects() if doc["kind"] == "KafkaNodePool"]
+    assert sum(p["spec"]["replicas"] for p in pools) == 3
+
+
+@pytest.mark.parametrize("path", COMPOSE, ids=lambda p: p.name)
+def test_compose_topic_init_makes_exactly_the_contract_topics(path):
+    command = " ".join(docs(path)[0]["services"]["topic-init"]["command"])
+    made = re.findall(r"^\s*t (\w+)\s", command, re.M)
+    assert sorted(f"plylog.{name}" for name in made) == sorted(CONTRACT.all())
+    assert re.search(r"^\s*t outcomes\s+1\s", command, re.M)
+
+
+def test_the_compose_cluster_is_the_layout_of_plylog_up_cluster():
+    services = docs(DEPLOY / "compose" / "docker-compose.cluster.yml")[0]["services"]
+    kafka = [n for n in services if re.fullmatch(r"kafka-\d", n)]
+    redis = [n for n in services if re.fullmatch(r"redis-\d", n)]
+    assert len(kafka) == 3 and len(redis) == 6
+    init = " ".join(services["redis-cluster-init"]["command"])
+    assert "--cluster-replicas 1" in init and "--replication-factor 3" in " ".join(services["topic-init"]["command"])
+    plylog = {name: s for file, name, s in compose_plylog_services() if file == "docker-compose.cluster.yml"}
+    for module in ("services.rules", "services.projector", "services.gateway"):
+        assert sum(module_of(s["command"]) == module for s in plylog.values()) == 2, module
+    secrets = {(s["environment"]["PLYLOG_SECRET"], s["environment"]["PLYLOG_OPERATOR_KEY"]) for s in plylog.values()}
+    assert len(secrets) == 1  # one secret and one operator key for every gateway
+    for s in plylog.values():
+        assert RedisTarget.parse(s["environment"]["REDIS_URL"]).cluster
+        assert len(s["environment"]["KAFKA_BOOTSTRAP_SERVERS"].split(",")) == 3
+
+
+def test_kubernetes_settings_point_at_the_example_kafka_and_redis_cluster():
+    config = config_maps()["plylog-config"]
+    target = RedisTarget.parse(config["REDIS_URL"])
+    assert target.cluster and all(host.startswith("redis-cluster-") for host, _ in target.nodes)
+    kafka = next(doc for _, doc in kubernetes_objects() if doc["kind"] == "Kafka")
+    assert config["KAFKA_BOOTSTRAP_SERVERS"].startswith(f"{kafka['metadata']['name']}-kafka-bootstrap")
+    assert config["PLYLOG_REPLICATION_FACTOR"] == "3" and config["PLYLOG_MIN_INSYNC_REPLICAS"] == "2"
