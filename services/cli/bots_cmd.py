@@ -20,6 +20,7 @@ from games.core import Rejected
 from games.mastermind import all_codes, random_code, space_size
 from games.registry import GAME_MODULES, get_game
 from services.cli._errors import CliError
+from services.cli._options import parse_options
 
 ENUMERATE_LIMIT = 50_000  # Mastermind spaces up to this are played secret by secret
 DEFAULT_SAMPLE = 1_000
@@ -67,12 +68,12 @@ def bot_eval(
     console = Console(stderr=True, highlight=False)
     if game == "mastermind":
         options = {"pegs": pegs, "colors": colours, "repeats": repeats, "max_distinct": max_distinct,
-                   **_parse_options(option)}
+                   **parse_options(option)}
         _check_options(game, options)
         name = strategy or bot or default_bot_id(game)
         summary = _mastermind(_bot(name, game), options, sample, seed, console, timer)
     else:
-        options = _parse_options(option)
+        options = parse_options(option)
         _check_options(game, options)
         name = bot or strategy or default_bot_id(game)
         subject, opponent = _bot(name, game), _bot(vs, game)
@@ -94,18 +95,6 @@ def _bot(name: str, game: str):
         raise CliError(f"bot {name!r} does not play {game}", f"bots for {game}: {', '.join(bot_ids(game))}")
     return bot
 
-
-def _parse_options(items: Optional[list[str]]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CliError(f"--option {item!r} is not KEY=VALUE", "e.g. --option side=5")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value  # a bare word is a string: -o layout=small-5
-    return options
 
 
 def _check_options(game: str, options: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from games.public import PublicPosition
 
 from ._api import Api
 from ._errors import CliError
+from ._options import parse_options
 from ._identity import credential, save_identity
 from ._moves import help_for, parse
 
@@ -25,18 +26,6 @@ def _api() -> Api:
 def _print_json(data: Any) -> None:
     typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
-
-def _parse_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise CliError(f"--option {pair!r} is not KEY=VALUE", "e.g. --option layout=small-4 --option pegs=5")
-        try:
-            options[key] = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            options[key] = raw  # a bare word is a string
-    return options
 
 
 def _parse_clock(text: Optional[str]) -> Optional[dict[str, float]]:
@@ -90,7 +79,7 @@ def new(
     seats: list[Optional[str]] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, vs]
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
-    body = {"game": game, "seats": seats, "options": _parse_options(option)}
+    body = {"game": game, "seats": seats, "options": parse_options(option)}
     if clock:
         body["clock"] = _parse_clock(clock)
     answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)

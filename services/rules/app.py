@@ -115,7 +115,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             batch = flight.batch
             batch.counts["replaced"] = await acknowledged(send, batch.sends, flight.deliveries)
             if app.consumer_generation_id != flight.generation:
-                pending.drop()
+                pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
                 log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will be "
                             "answered again from the stored positions (same results)", flight.number)
                 continue
@@ -126,7 +126,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             await table.acknowledged()
             for key, (value, partition) in batch.position_writes().items():
                 table.store(key, value, partition)
-            pending.stored(flight.number)
+            pending.settled(flight.number)
             took = time.perf_counter() - flight.started
             counters.add(batch, took)
             log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "

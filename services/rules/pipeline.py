@@ -10,7 +10,9 @@ fold reads before the table. The guarantees stay those of one batch at a time: a
 stored only after Kafka acknowledged the results that lead to it, and a position only after the
 states it covers; a batch whose acknowledgements fail stops the worker (the committer raises
 into the agent); a rebalance drops every batch not yet stored (their records come again from
-the stored positions, and are folded again from the stored states, to the same results).
+the stored positions, and are folded again from the stored states, to the same results): the
+fold loop drops the pending writes when it folds its first batch of a new generation, and the
+committer, skipping a batch of the old one, forgets that batch's writes only.
 At most DEPTH batches are in flight: the fold waits when Kafka is slower than it.
 """
 from __future__ import annotations
@@ -53,8 +55,9 @@ class Pending:
         for key, (value, partition) in batch.writes.items():
             self.writes[key] = (value, partition, number)
 
-    def stored(self, number: int) -> None:
-        """Batch `number` is in the table: forget its writes no later batch has replaced."""
+    def settled(self, number: int) -> None:
+        """Batch `number` is in the table, or was dropped by a rebalance: forget its writes no later
+        batch has replaced. Never more: batches folded after a rebalance may be pending already."""
         self.writes = {k: v for k, v in self.writes.items() if v[2] != number}
 
     def drop(self) -> None:

@@ -1,4 +1,4 @@
-"""`plylog export` on the real broker: a seeded playout of every game and 1,000 short matches
+"""`plylog export` on the real broker: a seeded playout of every game and 1,200 short matches
 created over a time range go through the rules worker; exported logs are the exact bytes of
 the topic, and `plylog replay --file` of an export gives byte for byte the results on the
 topic, apart from `source` ({file, line} offline, {partition, offset} on the topic)."""
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
 SHORT_OPTIONS = {"mastermind": {"pegs": 3, "colors": 4}, "strands": {"layout": "small-4"}, "mana": {},
                  "mind_ninja": {"side": 3}}
-SHORT_MATCHES = 1000
+SHORT_MATCHES = 1200
 SPACING_MS = 60_000  # a short match is created every minute
 PARTITIONS = 4
 
@@ -143,7 +143,7 @@ def test_a_match_export_is_its_records_and_replays_to_the_topic_results(kafka_bo
 @pytest.mark.parametrize("combined", [False, True], ids=["a file per match", "one combined file"])
 def test_a_time_range_exports_every_match_created_in_it(kafka_bootstrap, exported_world, tmp_path, combined):
     topics, logs = exported_world
-    first, last = 100, 600  # the short matches created in [since, until)
+    first, last = 100, 1100  # the 1,000 short matches created in [since, until); 200 outside it
     since = from_ms(DEFAULT_START_MS + first * SPACING_MS)
     until = from_ms(DEFAULT_START_MS + last * SPACING_MS)
     out = tmp_path / "range"

@@ -27,11 +27,22 @@ def test_a_stored_batch_keeps_the_writes_a_later_batch_replaced():
     pending = Pending()
     pending.add(1, batch(a=b"a1", b=b"b1"))
     pending.add(2, batch(a=b"a2"))
-    pending.stored(1)
+    pending.settled(1)
     get = pending.load({}.get)
     assert (get(b"a"), get(b"b")) == (b"a2", None)  # b is in the table now; a only after batch 2
-    pending.stored(2)
+    pending.settled(2)
     assert pending.writes == {}
+
+
+def test_skipping_a_batch_of_the_old_generation_keeps_the_batches_folded_after_the_rebalance():
+    # batch 1 (old generation) in flight; the rebalance drops it; batch 2 (new generation) folds
+    # the match's create again; then the committer skips batch 1: batch 2's state must stay
+    pending = Pending()
+    pending.add(1, batch(m=b"created-in-1"))
+    pending.drop()
+    pending.add(2, batch(m=b"created-in-2"))
+    pending.settled(1)
+    assert pending.load({}.get)(b"m") == b"created-in-2"
 
 
 def test_dropping_forgets_every_batch_in_flight():
