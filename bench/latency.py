@@ -95,7 +95,7 @@ async def observing(stack: BenchStack, space: RunSpace, seen: Seen) -> AsyncIter
     """Both observers running (results topic, views in Redis) and ready, for the duration."""
     ready = [asyncio.Event(), asyncio.Event()]
     tasks = [asyncio.ensure_future(observe_results(stack.bootstrap, space.topics.results, stack.partitions, seen, ready[0])),
-             asyncio.ensure_future(observe_views(stack.redis_url, Keys(space.redis_prefix), seen, ready[1]))]
+             asyncio.ensure_future(observe_views(stack.redis_url, Keys(space.redis_prefix, stack.partitions), seen, ready[1]))]
     try:
         await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 30)
         yield

@@ -380,7 +380,9 @@ class _Up:
                              f"read {_rel(_kafka.kafka_log(s))}",
                              log=_kafka.kafka_log(s)) from None
         created = [n for n, v in status.items() if v == "created"]
-        parts = ", ".join(f"{n} ({counts.get(n)})" for n in s.topics.all())
+        asked = {n: 1 if n == s.topics.outcomes else s.partitions for n in s.topics.all()}
+        # Just created on a cluster, a topic may not be in every broker's metadata yet: say what was asked.
+        parts = ", ".join(f"{n} ({counts.get(n) or asked[n]})" for n in s.topics.all())
         self.line("topics", f"{parts}, {s.replication_factor} replica(s): "
                             + (f"created {len(created)}" if created else "all exist"))
         for name in s.topics.all():
