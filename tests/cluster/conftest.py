@@ -69,13 +69,37 @@ class LocalCluster:
             time.sleep(0.05)
 
     def start_missing(self) -> subprocess.CompletedProcess:
-        """`plylog up --cluster --infra-only`: starts the nodes that are not running, nothing else."""
+        """`plylog up --cluster --infra-only`: starts the nodes that are not running, nothing else;
+        then waits until the Kafka cluster is settled again (see `wait_settled`)."""
         done = self.plylog("up", "--cluster", "--infra-only", "--partitions", str(PARTITIONS))
         assert done.returncode == 0, done.stdout + done.stderr
+        self.wait_settled()
         return done
 
+    def wait_settled(self, timeout: float = 180) -> None:
+        """Until every partition of every topic (the group coordinator's included) has all its
+        replicas in sync and its preferred replica leading. A broker that came back is "ready" as
+        soon as it answers, but catches up and takes its leaderships back (preferred-leader
+        election) only later: a test that starts meanwhile sees the group coordinator or partition
+        leaders move under its load (in the CI run: NotLeaderForPartition for 60 s, then the
+        worker stopped). Each test starts on a settled cluster; the faults are the ones it makes."""
+        deadline, elected = time.monotonic() + timeout, False
+        with kafka_admin.admin(self.bootstrap, timeout=30) as client:
+            while True:
+                unsettled, not_preferred = _unsettled_partitions(client.describe_topics())
+                if not unsettled and not not_preferred:
+                    return
+                if not unsettled and not elected:
+                    client.elect_leaders(0, None, raise_errors=False)  # 0: preferred replica
+                    elected = True
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the Kafka cluster did not settle in {timeout:g} s: out of sync "
+                                         f"{unsettled[:5]}, not led by their preferred replica {not_preferred[:5]}")
+                time.sleep(0.5)
+
     def topics(self, label: str) -> Topics:
-        """Contract topics of their own (3 replicas, min.insync.replicas 2)."""
+        """Contract topics of their own (3 replicas, min.insync.replicas 2), on a settled cluster."""
+        self.wait_settled()
         topics = Topics(f"c{label}{uuid.uuid4().hex[:6]}.")
         kafka_admin.ensure_contract_topics(self.bootstrap, topics.prefix, PARTITIONS, replication=3, min_insync=2,
                                            timeout=60)
@@ -89,6 +113,23 @@ class LocalCluster:
 
     def redis(self):
         return redis_client.connect(self.redis_url)
+
+
+def _unsettled_partitions(topics: list[dict]) -> tuple[list[str], list[str]]:
+    """(partitions without a leader or with replicas out of sync, partitions not led by their
+    preferred replica) of kafka-python's describe_topics()."""
+    unsettled, not_preferred = [], []
+    for topic in topics:
+        for part in topic.get("partitions") or []:
+            name = f"{topic.get('topic') or topic.get('name')}-{part.get('partition_index', part.get('partition'))}"
+            replicas = part.get("replica_nodes") or part.get("replicas") or []
+            isr = part.get("isr_nodes") or part.get("isr") or []
+            leader = part.get("leader_id", part.get("leader", -1))
+            if leader is None or leader < 0 or set(isr) != set(replicas):
+                unsettled.append(name)
+            elif replicas and leader != replicas[0]:
+                not_preferred.append(name)
+    return unsettled, not_preferred
 
 
 @pytest.fixture(scope="package")  # stopped after tests/cluster: its idle JVMs would slow the rest of the run
