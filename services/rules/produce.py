@@ -40,7 +40,9 @@ async def start(send: Send, sends: list[Outgoing]) -> list[asyncio.Future]:
 
 async def acknowledged(send: Send, sends: list[Outgoing], futures: list[asyncio.Future]) -> int:
     """Wait for the deliveries `start` began; returns how many records were replaced."""
-    outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    # Shielded: when the worker stops while a batch is in flight, cancelling this wait must not
+    # cancel the producer's own futures (Faust sets their results later: InvalidStateError).
+    outcomes = await asyncio.gather(*map(asyncio.shield, futures), return_exceptions=True)
     failed = [(out, error) for out, error in zip(sends, outcomes) if isinstance(error, BaseException)]
     for _, error in failed:
         if not isinstance(error, REFUSED_FOR_THE_RECORD):

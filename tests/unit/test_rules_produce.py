@@ -12,7 +12,7 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasError
 
 from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
-from services.rules.produce import produce_all
+from services.rules.produce import acknowledged, produce_all
 
 
 class FakeKafka:
@@ -81,3 +81,17 @@ def test_a_dead_letter_keeps_at_most_64_kib_of_raw_and_names_the_whole_record():
     assert letter["raw_size"] == len(raw) and letter["raw_truncated"] is True
     assert letter["raw_sha256"] == hashlib.sha256(raw).hexdigest()
     assert len(dead_letter(move(raw), "e" * 100_000).value) < 100_000  # and the error is bounded too
+
+
+async def test_a_worker_stopping_mid_batch_leaves_the_producers_futures_to_the_producer():
+    # Cancelling the wait (the worker stops while a batch is in flight) must not cancel the
+    # producer's futures: Faust sets their results afterwards, and a cancelled one raises there.
+    loop = asyncio.get_running_loop()
+    delivery = loop.create_future()
+    waiting = asyncio.ensure_future(acknowledged(None, [Outgoing("results", b"m", b"{}", 0)], [delivery]))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert not delivery.cancelled()
+    delivery.set_result("metadata")  # what the producer does when Kafka answers
