@@ -34,7 +34,7 @@ UNREADABLE = (b"m-example-garbage", b'{"v": 1, "event_id": "e-1", "match_id": ')
 
 def changelog_topic(prefix: str) -> str:
     """The rules worker's Faust changelog: app `<prefix>rules`, table `matches` (services/rules/app.py)."""
-    return f"{prefix}rules-matches-changelog"
+    return Topics(prefix).rules_changelog
 
 
 def default_installation() -> Installation:

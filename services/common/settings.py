@@ -185,6 +185,11 @@ class Topics:
     def all(self) -> list[str]:
         return [self.moves, self.results, self.outcomes, self.deadletter]
 
+    @property
+    def rules_changelog(self) -> str:
+        """The rules worker's Faust changelog (restricted): app `<prefix>rules`, table `matches`."""
+        return f"{self.prefix}rules-matches-changelog"
+
 
 def topics(prefix: str = DEFAULT_TOPIC_PREFIX) -> Topics:
     return Topics(prefix)

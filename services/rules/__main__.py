@@ -34,6 +34,14 @@ def main(argv: list[str] | None = None) -> int:
               f"both must exist with the same count (`plylog up` creates them)", file=sys.stderr)
         return 2
     from .app import create_app  # imported late: Faust is slow to import and --help should not wait
+    from .faust_fixes import create_changelog_before_joining
+
+    try:
+        create_changelog_before_joining(settings, moves)
+    except kafka_admin.KafkaAdminError as error:
+        print(f"plylog rules worker: cannot make its changelog topic {topics.rules_changelog}: {error}",
+              file=sys.stderr)
+        return 2
 
     app = create_app(settings, partitions=moves, worker_name=args.name)
     logging.getLogger("plylog").setLevel(args.log_level.upper())

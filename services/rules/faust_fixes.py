@@ -18,6 +18,13 @@ Faust is noticed and the workaround removed).
    consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
    (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
    in the consumer's thread.
+6. `create_changelog_before_joining`: Faust creates the table's changelog topic while the worker
+   starts, but the group's first assignment is computed from metadata that may not show it yet
+   (a cluster propagates new topics more slowly than one broker); the assignor then leaves the
+   changelog out ("Ignoring missing topic"), and until the metadata is refreshed (minutes) a
+   worker taking partitions over recovers nothing: it answered moves of existing matches with
+   unknown_match (seen on the local cluster, scale 1 -> 3 workers). The worker makes the topic,
+   and waits for its leaders, before Faust starts.
 """
 from __future__ import annotations
 
@@ -156,3 +163,17 @@ class TableManager(faust.tables.TableManager):
         if self._recovery is None:
             self._recovery = Recovery(self.app, self, beacon=self.beacon, loop=self.loop)
         return self._recovery
+
+
+def create_changelog_before_joining(settings: Any, partitions: int) -> str:
+    """Make the rules changelog topic (compacted, the moves' partition count, the installation's
+    replication) if it is missing, and wait until every partition has a leader (see 6 above)."""
+    from services.common import kafka_admin
+
+    name = settings.topics.rules_changelog
+    configs = {"cleanup.policy": "compact"}
+    if settings.replication_factor > 1:
+        configs["min.insync.replicas"] = str(settings.min_insync_replicas)
+    status = kafka_admin.create_topics(settings.kafka_bootstrap, [kafka_admin.TopicSpec(
+        name, partitions, configs, settings.replication_factor)], timeout=60)
+    return status[name]
