@@ -168,25 +168,23 @@ class MastermindOptionsView(MastermindOptions):
     model_config = VIEW_CONFIG
 
 
-class ScoredTry(ViewPart):
+# The fields of every finished try, its secret revealed (no docstring: it would describe both).
+class _RevealedTry(ViewPart):
     round: int = Field(ge=1)
     attempt: int = Field(ge=1)
     codemaker: Seat
     commitment: str = Field(pattern=COMMITMENT_PATTERN)
     code: CodeText = Field(description="the revealed code")
     salt: str = Field(pattern=SALT_PATTERN)
+
+
+class ScoredTry(_RevealedTry):
     points: int = Field(ge=0, description="the codebreaker's points")
 
 
-class FailedTry(ViewPart):
+class FailedTry(_RevealedTry):
     """A try that ended in an indication error (replayed as the next attempt)."""
 
-    round: int = Field(ge=1)
-    attempt: int = Field(ge=1)
-    codemaker: Seat
-    commitment: str = Field(pattern=COMMITMENT_PATTERN)
-    code: CodeText = Field(description="the revealed code")
-    salt: str = Field(pattern=SALT_PATTERN)
     error: Literal["bad_commitment", "wrong_feedback"]
     wrong_rows: list[int] = Field(description="rows whose feedback was wrong ([] for bad_commitment)")
 

@@ -32,16 +32,11 @@ DUPLICATE_GAME = "strands"
 UNREADABLE = (b"m-example-garbage", b'{"v": 1, "event_id": "e-1", "match_id": ')
 
 
-def changelog_topic(prefix: str) -> str:
-    """The rules worker's Faust changelog: app `<prefix>rules`, table `matches` (services/rules/app.py)."""
-    return Topics(prefix).rules_changelog
-
-
 def default_installation() -> Installation:
     """The default installation (prefix `plylog.`, 12 partitions), with its examples."""
     topics = Topics(DEFAULT_TOPIC_PREFIX)
     return Installation(prefix=topics.prefix, moves=topics.moves, results=topics.results, outcomes=topics.outcomes,
-                        deadletter=topics.deadletter, changelog=changelog_topic(topics.prefix),
+                        deadletter=topics.deadletter, changelog=topics.rules_changelog,
                         partitions=DEFAULT_PARTITIONS, examples=contract_examples(DEFAULT_PARTITIONS, topics.moves))
 
 
