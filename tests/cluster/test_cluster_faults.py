@@ -87,6 +87,15 @@ def start_all(*services: Service) -> None:
         service.wait_ready(timeout=180)
 
 
+def split_under_load(cluster: LocalCluster, topics: Topics, pair: list[Service], traffic) -> Sender:
+    """Start two rules workers, wait until they share the partitions, then send the load over 35 s."""
+    start_all(*pair)
+    _wait_for_split(*pair)
+    sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
+    sender.start()
+    return sender
+
+
 def audit_clean(cluster: LocalCluster, topics: Topics, traffic) -> None:
     report = audit(Settings.from_env(kafka_bootstrap=cluster.bootstrap, topic_prefix=topics.prefix))
     assert report.ok, "\n".join(report.problems[:20])
@@ -159,10 +168,7 @@ def test_a_broker_killed_under_load_loses_no_move_and_applies_none_twice(local_c
     traffic = load("bk-", seed=31)
     pair = workers(cluster, topics, tmp_path, 2)
     try:
-        start_all(*pair)
-        _wait_for_split(*pair)
-        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
-        sender.start()
+        sender = split_under_load(cluster, topics, pair, traffic)
         time.sleep(8)
         node_id, _ = leaders(cluster, topics.moves).most_common(1)[0]
         killed_at = time.monotonic()
@@ -326,10 +332,7 @@ def test_a_rules_worker_paused_past_its_session_while_the_others_take_over(local
     traffic = load("ps-", seed=34)
     pair = workers(cluster, topics, tmp_path, 2)
     try:
-        start_all(*pair)
-        _wait_for_split(*pair)
-        sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
-        sender.start()
+        sender = split_under_load(cluster, topics, pair, traffic)
         pair[0].wait_for_log("batch 2:", timeout=60)
         pair[0].pause()
         time.sleep(SESSION_TIMEOUT_S * 1.6)
