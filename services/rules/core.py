@@ -191,14 +191,21 @@ class RulesCore:
         can drop records it fetched around a recovery): nothing more of the partition is folded
         in this batch and the worker fetches it again from just after the position. Only when
         fetching again gives the same record three times running is the gap real (offsets a
-        transactional producer's markers take) and accepted."""
+        transactional producer's markers take, records retention deleted) and accepted.
+
+        A partition with no stored position expects offset 0 like any other: when Faust's first
+        assignment of a partition with no committed offset dropped records it had fetched before
+        the rebalance paused it (its flow-control clear), it does not seek back (there is nothing
+        to seek to) and fetching goes on after them; admitting any first record then skipped
+        hundreds of moves for good (a worker that took over a partition whose owner was paused
+        before its first commit)."""
         partition, offset = incoming.partition, incoming.offset
         if offset <= position:
             batch.counts["redelivered"] += 1
             return False
         if partition in batch.rewind:
             return False
-        if position < 0 or offset == position + 1:
+        if offset == position + 1:
             self.gaps.pop(partition, None)
             return True
         seen = self.gaps.get(partition)

@@ -174,6 +174,8 @@ def test_faust_seeks_aiokafka_from_the_apps_thread_and_seek_wait_from_the_consum
     assert "self._thread.seek(" in inspect.getsource(ThreadDelegateConsumer._seek)
     assert "call_thread" in inspect.getsource(AIOKafkaConsumerThread.seek_wait)
     assert "call_thread" not in inspect.getsource(AIOKafkaConsumerThread.seek)
+    # and it moves Faust's read offset back, below which Faust drops what it fetches again
+    assert "self.consumer._read_offset[tp] = offset" in inspect.getsource(AIOKafkaConsumerThread._seek_wait)
 
 
 async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):

@@ -28,9 +28,14 @@ class Table(dict):
         for key, (value, _partition) in batch.writes.items():
             self[key] = value
 
+    @classmethod
+    def answered_up_to(cls, offset: int, partition: int = 3) -> "Table":
+        """A table whose partition position says the records up to `offset` were answered."""
+        return cls({position_key(partition): b"%d" % offset})
+
 
 def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once():
-    core, table = RulesCore(PARTITIONS), Table()
+    core, table = RulesCore(PARTITIONS), Table.answered_up_to(9)
     records = [incoming(record("m1", "alice", CREATE, 0), 10),
                incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 11),
                incoming(record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 2), 12)]
@@ -101,7 +106,7 @@ def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
     (b'{"match_id": "m1"}', "move record"),
 ])
 def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
-    batch = RulesCore(PARTITIONS).fold_batch([incoming(raw, 42, key=b"k")], Table().get)
+    batch = RulesCore(PARTITIONS).fold_batch([incoming(raw, 42, key=b"k")], Table.answered_up_to(41).get)
     assert [s.kind for s in batch.sends] == ["deadletter"]
     letter = orjson.loads(batch.sends[0].value)
     assert fragment in letter["error"]
@@ -110,7 +115,7 @@ def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
 
 
 def test_a_tombstone_is_a_dead_letter():
-    batch = RulesCore(PARTITIONS).fold_batch([incoming(None, 5)], Table().get)
+    batch = RulesCore(PARTITIONS).fold_batch([incoming(None, 5)], Table.answered_up_to(4).get)
     assert orjson.loads(batch.sends[0].value)["error"].startswith("record has no value")
 
 
@@ -163,7 +168,8 @@ def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are()
 
 
 def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(caplog):
-    core, table = RulesCore(PARTITIONS), Table()
+    core, table = RulesCore(PARTITIONS), Table.answered_up_to(6)
+    table[position_key(0)] = b"3"
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
     place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
     later = incoming(record("m1", "bob", {"type": "resign"}, 2), 13)
@@ -181,7 +187,7 @@ def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(
 
 
 def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
-    core, table = RulesCore(PARTITIONS), Table()
+    core, table = RulesCore(PARTITIONS), Table.answered_up_to(6)
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
     place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
     for _ in range(2):
@@ -189,3 +195,28 @@ def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
     accepted = core.fold_batch([place], table.get)
     assert accepted.rewind == {} and accepted.counts["accepted"] == 1
     assert "offsets 8-11 hold no records (fetched 3 times); going on at 12" in caplog.text
+
+
+def test_a_partition_with_no_stored_position_is_read_from_its_first_offset(caplog):
+    """Seen on the cluster: a worker took over a partition whose paused owner had never stored
+    its position, and Faust's fetching began hundreds of records in (it had dropped the records
+    fetched before the rebalance and had no committed offset to seek back to). Those moves must
+    be fetched again, not skipped for good."""
+    core, table = RulesCore(PARTITIONS), Table()
+    late = incoming(record("m1", "alice", CREATE, 0), 591)
+    batch = core.fold_batch([late], table.get)
+    assert batch.sends == [] and batch.rewind == {3: 0} and position_key(3) not in batch.writes
+    assert "offsets 0-590 were not delivered before 591; fetching them again" in caplog.text
+    first = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0)], table.get)
+    assert first.rewind == {} and first.counts["accepted"] == 1
+
+
+def test_a_log_whose_first_records_were_deleted_is_read_from_its_first_record_left():
+    """Retention deleted the start of the log: fetching from 0 gives the same first record three
+    times, and the worker goes on from it."""
+    core, table = RulesCore(PARTITIONS), Table()
+    first_left = incoming(record("m1", "alice", CREATE, 0), 1000)
+    for _ in range(2):
+        assert core.fold_batch([first_left], table.get).rewind == {3: 0}
+    accepted = core.fold_batch([first_left], table.get)
+    assert accepted.rewind == {} and accepted.counts["accepted"] == 1
