@@ -7,6 +7,8 @@ import threading
 import time
 
 import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered
 from .test_rules_worker import GAMES, _distinct_accepted_equal_offline, _wait_for_split, settings_for
@@ -103,4 +105,34 @@ def test_workers_join_leave_and_join_again_under_load_and_every_one_stays_up(kaf
         for worker in (first, second):
             worker.stop()
     assert "Offset must be a positive integer" not in first.log_text() + second.log_text()
+    _audit_clean(kafka_bootstrap, topics, traffic)
+
+
+def test_fetching_that_starts_past_unanswered_moves_never_skips_them(kafka_bootstrap, contract_topics, tmp_path):
+    """No position stored, and fetching starts halfway through every partition: what Faust's first
+    assignment gave a worker taking over from one paused before it stored a position (Faust had
+    dropped the records it fetched before the rebalance and had no committed offset to seek back
+    to), here made by committing the group's offsets ahead, as an operator resetting the group
+    would. The worker fetches every partition again from its first record and answers every move;
+    it used to answer the second halves only."""
+    topics = contract_topics(partitions=3)
+    traffic = mixed_bot_traffic(GAMES, matches=30, seed=5, prefix="ahead-")
+    produce(kafka_bootstrap, topics.moves, traffic)
+    partitions = [TopicPartition(topics.moves, p) for p in range(3)]
+    group = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=f"{topics.prefix}rules", enable_auto_commit=False)
+    try:
+        ends = group.end_offsets(partitions)
+        assert all(end > 20 for end in ends.values()), ends
+        group.commit({tp: OffsetAndMetadata(ends[tp] // 2, "", -1) for tp in partitions})
+    finally:
+        group.close()
+    worker = rules_worker(kafka_bootstrap, topics, tmp_path)
+    try:
+        worker.start()
+        worker.wait_ready()
+        wait_until_answered(kafka_bootstrap, topics, len(traffic), timeout=120, workers=[worker])
+        assert worker.alive, worker.tail()
+        assert "were not delivered before" in worker.tail(lines=100_000)
+    finally:
+        worker.stop()
     _audit_clean(kafka_bootstrap, topics, traffic)
