@@ -4,7 +4,8 @@ Faust is noticed and the workaround removed).
 
 1. `bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
 2. `commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
-   answered around a rebalance.
+   answered around a rebalance; and the acks below each commit are forgotten as Faust's commit
+   would (else they are kept forever).
 3. `MatchTable`: a batch mixes partitions, so Faust's "current event" cannot name a write's
    changelog partition; recovery is last-write-wins, so a worker that was paused past its
    session (GC, SIGSTOP, a VM pause) and wrote older states after the new owner's would roll the
@@ -75,9 +76,27 @@ def commit_only_stored_positions(app: faust.App, table: "MatchTable", moves: str
         offsets = {tp: read_position(table.get(position_key(tp.partition))) + 1
                    for tp in consumer.assignment() if tp.topic == moves}
         offsets = {tp: offset for tp, offset in offsets.items() if offset > 0}
-        return bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
+        committed = bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
+        if committed:
+            forget_acks_below(consumer, offsets)
+        return committed
 
     consumer.force_commit = force_commit
+
+
+def forget_acks_below(consumer: Any, offsets: dict[TP, int]) -> None:
+    """What Faust's own commit does to its bookkeeping, which the commit above bypasses: Faust
+    records every acked offset (`Consumer.ack`) until a commit passes it, so without this the
+    worker kept two entries per record it ever read (a list and a set per partition)."""
+    for tp, offset in offsets.items():
+        consumer._committed_offset[tp] = offset  # Faust records no ack below it from now on
+        acked = consumer._acked.get(tp)
+        if acked:
+            acked[:] = [number for number in acked if number >= offset]
+            consumer._acked_index[tp] = set(acked)
+        gaps = consumer._gap.get(tp)  # an IntervalTree of offsets Faust saw skipped
+        if gaps:
+            gaps.remove_envelop(0, offset)
 
 
 # --- 5. fetching a partition again -------------------------------------------------------------------

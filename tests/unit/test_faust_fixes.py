@@ -190,3 +190,31 @@ async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
 
     await faust_fixes.fetch_again(App(), TP("t.moves", 2), 90)
     assert seen == {TP("t.moves", 2): 90}
+
+
+def test_faust_keeps_every_ack_above_the_offset_its_own_commit_recorded():
+    """Why `forget_acks_below`: Consumer.ack records each offset at or above `_committed_offset`,
+    which only Faust's own commit path (`_commit_offsets`, bypassed by the worker) moves."""
+    from faust.transport.consumer import Consumer
+
+    ack = inspect.getsource(Consumer.ack)
+    assert "committed is None or offset >= committed" in ack and "acked_for_tp.append(offset)" in ack
+    assert "self._committed_offset.update(committable_offsets)" in inspect.getsource(Consumer._commit_offsets)
+
+
+def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():
+    from intervaltree import IntervalTree
+
+    moves, other = TP("t.moves", 0), TP("t.moves", 1)
+
+    class Consumer:
+        _committed_offset = {moves: None, other: 7}
+        _acked = {moves: [3, 4, 5, 6, 9], other: [8]}
+        _acked_index = {moves: {3, 4, 5, 6, 9}, other: {8}}
+        _gap = {moves: IntervalTree.from_tuples([(1, 3), (7, 9)])}
+
+    consumer = Consumer()
+    faust_fixes.forget_acks_below(consumer, {moves: 6})
+    assert consumer._committed_offset == {moves: 6, other: 7}
+    assert consumer._acked == {moves: [6, 9], other: [8]} and consumer._acked_index[moves] == {6, 9}
+    assert sorted((gap.begin, gap.end) for gap in consumer._gap[moves]) == [(7, 9)]
