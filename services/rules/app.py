@@ -1,9 +1,9 @@
 """The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
 
-Per batch (`take_events`, agent concurrency 1): fold every record, produce its result (and
+Per batch (read ahead by batching.EventBuffer, agent concurrency 1): fold every record, produce its result (and
 outcome or dead letter) to the record's own partition number; a committer task waits until
 Kafka acknowledged them all, then stores the changed states and the partition's position in the
-table, batch after batch, while the agent folds the next batches (at most pipeline.DEPTH in
+table, every queued batch together, while the agent folds the next batches (at most pipeline.DEPTH in
 flight, reading the states not stored yet from pipeline.Pending). Offsets are
 committed only up to the stored positions, after the changelog is flushed, so:
 - crash before the states are stored: the records come again and are folded again from the
@@ -26,10 +26,11 @@ from mode import CrashingSupervisor
 
 from services.common.settings import Settings, env_number
 
+from .batching import EventBuffer
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
 from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions, fetch_again
 from .ops import install as install_ops
-from .pipeline import DEPTH, Committer, InFlight, Pending, put_or_fail
+from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
 from .produce import acknowledged, start
 
 log = logging.getLogger("plylog.rules")
@@ -38,6 +39,8 @@ BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
 # How long a batch waits for more records once it has one: short, since batches in flight keep
 # the worker busy when records come faster than it folds them (a backlog gives full batches).
 BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo=0)
+# Move records read ahead of the fold (services/rules/batching.py): a backlog fills whole batches.
+BUFFER_CAPACITY = 2 * BATCH_MAX
 FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
 # How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
 # replicas) before the batch fails and the worker stops (a restart answers the batch again).
@@ -108,32 +111,41 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         return await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
 
     async def commit_batches(queue: asyncio.Queue, pending: Pending) -> None:
-        """In batch order: wait for a batch's acknowledgements, then store its states, wait for
-        those, then its positions (see pipeline.py). Raises when Kafka refuses a batch."""
+        """In batch order, every batch queued as one group: wait for the group's acknowledgements,
+        store its states, wait for those, then its positions (see pipeline.py). Raises when Kafka
+        refuses a batch."""
         while True:
-            flight: InFlight = await queue.get()
-            batch = flight.batch
-            batch.counts["replaced"] = await acknowledged(send, batch.sends, flight.deliveries)
-            if app.consumer_generation_id != flight.generation:
-                pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
-                log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will be "
-                            "answered again from the stored positions (same results)", flight.number)
+            group = []
+            for flight in await take_queued(queue):
+                flight.batch.counts["replaced"] = await acknowledged(send, flight.batch.sends, flight.deliveries)
+                group.append(flight)
+            current = [flight for flight in group if flight.generation == app.consumer_generation_id]
+            for flight in group:
+                if flight not in current:
+                    pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
+                    log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will "
+                                "be answered again from the stored positions (same results)", flight.number)
+            if not current:
                 continue
             # States first, acknowledged, then positions: a position is never stored past a state
             # Kafka did not take (the records up to it would be skipped as answered).
-            for key, (value, partition) in batch.state_writes().items():
+            for key, (value, partition) in merged([flight.batch.state_writes() for flight in current]).items():
                 table.store(key, value, partition)
             await table.acknowledged()
-            for key, (value, partition) in batch.position_writes().items():
+            for key, (value, partition) in merged([flight.batch.position_writes() for flight in current]).items():
                 table.store(key, value, partition)
-            pending.settled(flight.number)
-            took = time.perf_counter() - flight.started
-            counters.add(batch, took)
-            log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                     "%d matches stored %.1f ms after it was taken; offsets %s", flight.number,
-                     batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
-                     batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()),
-                     batch.counts["deadletters"], batch.counts["states"], took * 1000, batch.describe_offsets())
+            for flight in current:
+                pending.settled(flight.number)
+                log_stored(flight, len(current))
+
+    def log_stored(flight: InFlight, group: int) -> None:
+        batch, took = flight.batch, time.perf_counter() - flight.started
+        counters.add(batch, took)
+        log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
+                 "%d matches stored %.1f ms after it was taken (%d in its group); offsets %s",
+                 flight.number, batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
+                 batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()), batch.counts["deadletters"],
+                 batch.counts["states"], took * 1000, group, batch.describe_offsets())
 
     # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
     # agent would let Faust ack the failed batch and read on past it; a restarted worker
@@ -143,8 +155,10 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         queue: asyncio.Queue = asyncio.Queue(DEPTH)
         pending = Pending()
         number, folded_in = 0, None
-        async with Committer(lambda: commit_batches(queue, pending)) as committer:
-            async for events in stream.take_events(BATCH_MAX, within=BATCH_WITHIN_S):
+        async with Committer(lambda: commit_batches(queue, pending)) as committer, \
+                EventBuffer(stream, BATCH_MAX, BATCH_WITHIN_S, BUFFER_CAPACITY) as buffered:
+            while True:
+                events = await buffered.take()
                 started = time.perf_counter()
                 generation = app.consumer_generation_id
                 owned = app.consumer.assignment()
@@ -161,6 +175,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                 pending.add(number, batch)
                 deliveries = await start(send, batch.sends)
                 for partition, offset in batch.rewind.items():
+                    buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
                     await fetch_again(app, TP(topics.moves, partition), offset)
                 await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started), committer.task)
 

@@ -1,8 +1,13 @@
 """Batches in flight: the rules worker folds the next batch while Kafka acknowledges the previous
 ones, and stores states and positions in batch order as the acknowledgements come.
 
-    fold k  ->  produce k (not awaited)  ->  queue  ->  [acked k -> store states k -> acked -> store positions k]
-    fold k+1 ...                                         (the committer, one batch at a time, in order)
+    fold k  ->  produce k (not awaited)  ->  queue  ->  [acked k.. -> store states k.. -> acked -> store positions k..]
+    fold k+1 ...                                         (the committer, every batch queued at once, in order)
+
+The committer takes every batch waiting in the queue as one group: one changelog round trip
+(acks=all, tens of milliseconds on a loaded cluster) covers them all. Taking them one by one
+made that round trip the worker's pace: small batches, one round trip each, the fold idle
+(measured on the local cluster with three workers: 8.7 records a batch, ~125 moves/s a worker).
 
 Folding batch k+1 needs the states batch k produced before they are stored: `Pending` holds
 them (the bytes that will be stored, so the decoded-state cache stays valid), and is what the
@@ -23,7 +28,7 @@ from typing import Callable, Optional
 
 from .core import Batch
 
-DEPTH = 4
+DEPTH = 8
 
 
 @dataclass
@@ -62,6 +67,22 @@ class Pending:
 
     def drop(self) -> None:
         self.writes.clear()
+
+
+async def take_queued(queue: asyncio.Queue) -> list:
+    """Wait for one item, then take every item already queued behind it, in order."""
+    items = [await queue.get()]
+    while not queue.empty():
+        items.append(queue.get_nowait())
+    return items
+
+
+def merged(writes: list[dict]) -> dict:
+    """Writes of batches in order, the last value of a key winning (stored once)."""
+    result: dict = {}
+    for batch_writes in writes:
+        result.update(batch_writes)
+    return result
 
 
 async def put_or_fail(queue: asyncio.Queue, item: InFlight, committer: asyncio.Task) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from services.rules.core import Batch
-from services.rules.pipeline import Committer, InFlight, Pending, put_or_fail
+from services.rules.pipeline import Committer, InFlight, Pending, merged, put_or_fail, take_queued
 
 
 def batch(**writes: bytes) -> Batch:
@@ -104,3 +104,23 @@ def test_the_committer_takes_batches_in_order_and_is_cancelled_when_the_loop_end
 
     assert asyncio.run(asyncio.wait_for(scenario(), 5)) is True
     assert taken == [1, 2, 3, 4, 5]
+
+
+def test_the_committer_takes_every_queued_batch_as_one_group_in_order():
+    async def scenario():
+        queue: asyncio.Queue = asyncio.Queue(8)
+        for number in (1, 2, 3):
+            queue.put_nowait(flight(number))
+        first = [f.number for f in await take_queued(queue)]
+        waiting = asyncio.ensure_future(take_queued(queue))
+        await asyncio.sleep(0)
+        assert not waiting.done()  # an empty queue: it waits for the next batch
+        queue.put_nowait(flight(4))
+        return first, [f.number for f in await waiting]
+
+    assert asyncio.run(scenario()) == ([1, 2, 3], [4])
+
+
+def test_a_group_stores_each_key_once_with_its_latest_value():
+    writes = [{b"a": (b"a1", 0), b"b": (b"b1", 1)}, {b"a": (b"a2", 0)}, {}]
+    assert merged(writes) == {b"a": (b"a2", 0), b"b": (b"b1", 1)}
