@@ -109,7 +109,7 @@ test: setup
 
 # Benchmarks (README "Benchmarks"): on the running local stack, else on a Kafka + Redis of their own
 # in $(PLYLOG_HOME)/bench, started and removed by `plylog bench`. `bench` takes 3 runs of every
-# scenario (~15 min) and updates the README table; `bench-quick` 1 run with tiny loads (< 3 min).
+# scenario (~15 min) and updates the README table; `bench-quick` 1 run with tiny loads (< 4 min).
 # BENCH_ARGS: scenarios and options, e.g. BENCH_ARGS='pipeline latency --runs 5'.
 BENCH_ARGS ?=
 bench: setup

@@ -1,4 +1,5 @@
-"""The figures the summary and the README show, with their units and the issue's goals.
+"""The figures the summary and the README show, with their units and the issue's goals; the
+figures made of two scenarios (ratios, computed once, here); the report's headline `summary`.
 
 Goals are compared with, never asserted: a missed goal is reported, not a failure.
 """
@@ -50,12 +51,18 @@ FIGURES: list[Figure] = [
     Figure("baseline", "cpu_us_per_record", "pass-through CPU per record", "µs", digits=1),
     Figure("pipeline", "moves_per_s", "pipeline: moves applied in Redis", "moves/s", Goal(">=", 5000)),
     Figure("pipeline", "ratio_to_baseline", "pipeline / baseline", "", Goal(">=", 0.5), digits=2),
+    Figure("pipeline", "vs_peer", "pipeline / boardgame.io closed loop", "×", digits=2),
     Figure("pipeline", "rules_moves_per_s", "rules worker only: results on Kafka", "moves/s"),
     Figure("pipeline", "rules_cpu_us_per_move", "rules worker CPU per move", "µs"),
     Figure("pipeline", "projector_cpu_us_per_result", "projector CPU per result", "µs"),
+    Figure("pipeline", "rules_cpu_vs_passthrough", "rules worker CPU per move / pass-through's per record", "×", digits=1),
+    Figure("pipeline", "projector_cpu_vs_passthrough", "projector CPU per result / pass-through's per record", "×",
+           digits=1),
     Figure("latency", "p50_ms", "latency p50 at {latency_rate:,.0f} moves/s, produce → view in Redis", "ms", digits=1),
+    Figure("latency", "p50_vs_peer", "latency p50 / boardgame.io's at the same offered rate", "×", digits=2),
     Figure("latency", "p95_ms", "latency p95", "ms", digits=1),
     Figure("latency", "p99_ms", "latency p99", "ms", Goal("<=", 50), digits=1),
+    Figure("latency", "p99_vs_peer", "latency p99 / boardgame.io's at the same offered rate", "×", digits=2),
     Figure("latency", "max_ms", "latency max", "ms", digits=1),
     Figure("latency", "results_p99_ms", "latency p99, produce → result on Kafka", "ms", digits=1),
     Figure("latency", "achieved_per_s", "offered rate held", "moves/s"),
@@ -73,7 +80,72 @@ FIGURES: list[Figure] = [
     Figure("memory", "rules_rss_mib", "rules worker RSS, {memory_matches:,} active matches", "MiB", Goal("<=", 500)),
     Figure("memory", "projector_rss_mib", "projector RSS, {memory_matches:,} active matches", "MiB"),
     Figure("http", "moves_per_s", "HTTP moves through the gateway, {http_bots} bots", "moves/s"),
+    Figure("http", "vs_peer", "HTTP moves / boardgame.io closed loop", "×", digits=2),
     Figure("http", "p50_ms", "HTTP move p50 (request → applied result)", "ms", digits=1),
     Figure("http", "p99_ms", "HTTP move p99", "ms", digits=1),
     Figure("http", "gateway_cpu_us_per_move", "gateway CPU per HTTP move", "µs"),
+    Figure("peer", "moves_per_s", "boardgame.io: closed loop, {peer_matches} matches (2 socket.io clients each)",
+           "moves/s"),
+    Figure("peer", "p99_ms", "boardgame.io closed-loop move p99 (move → the server's update)", "ms", digits=1),
+    Figure("peer", "server_cpu_us_per_move", "boardgame.io server CPU per move, closed loop", "µs"),
+    Figure("peer", "latency_p50_ms", "boardgame.io latency p50 at {latency_rate:,.0f} moves/s offered, "
+           "{peer_latency_matches} matches", "ms", digits=1),
+    Figure("peer", "latency_p99_ms", "boardgame.io latency p99 at that rate", "ms", digits=1),
+    Figure("peer", "latency_achieved_per_s", "boardgame.io rate held (median whole second)", "moves/s"),
 ]
+
+#: (scenario, figure, over scenario, over figure, the ratio's name in `scenario`): figures made of two
+#: scenarios of the same invocation; the ratio of the medians, min – max from the extremes.
+RATIOS: list[tuple[str, str, str, str, str]] = [
+    ("pipeline", "moves_per_s", "baseline", "records_per_s", "ratio_to_baseline"),
+    ("pipeline", "rules_moves_per_s", "baseline", "records_per_s", "rules_ratio_to_baseline"),
+    ("pipeline", "rules_cpu_us_per_move", "baseline", "cpu_us_per_record", "rules_cpu_vs_passthrough"),
+    ("pipeline", "projector_cpu_us_per_result", "baseline", "cpu_us_per_record", "projector_cpu_vs_passthrough"),
+    ("pipeline", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
+    ("latency", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
+    ("latency", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
+    ("http", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
+]
+
+#: The report's top-level `summary`: key -> (scenario, figure) whose median it is; None when no
+#: scenario measures it yet. Every value is a number, or null when its scenario did not run.
+SUMMARY: dict[str, Optional[tuple[str, str]]] = {
+    "peer_moves_per_s": ("peer", "moves_per_s"),
+    "pipeline_moves_per_s": ("pipeline", "moves_per_s"),
+    "pipeline_vs_peer": ("pipeline", "vs_peer"),
+    "peer_latency_p99_ms": ("peer", "latency_p99_ms"),
+    "latency_p99_ms": ("latency", "p99_ms"),
+    "latency_rate_held": ("latency", "rate_held"),  # achieved / offered moves/s (1.0: all of it)
+    "client_moves_per_s": ("http", "moves_per_s"),  # the closed-loop HTTP bots through the gateway
+    "client_vs_peer": ("http", "vs_peer"),
+    "single_client_p50_ms": None,  # no scenario measures one client alone yet
+    "rules_cpu_vs_passthrough": ("pipeline", "rules_cpu_vs_passthrough"),
+    "projector_cpu_vs_passthrough": ("pipeline", "projector_cpu_vs_passthrough"),
+    "recovery_s": None,  # no scenario measures a recovery yet
+}
+
+
+def _quotient(top: Optional[float], bottom: Optional[float]) -> Optional[float]:
+    return None if top is None or not bottom else top / bottom
+
+
+def derive(summaries: dict) -> None:
+    """Add the RATIOS to the scenarios' figures (scenario name -> its summary, as the runner
+    makes them), where both sides were measured."""
+    for scenario, key, other, other_key, name in RATIOS:
+        top = summaries.get(scenario, {}).get("figures", {}).get(key)
+        bottom = summaries.get(other, {}).get("figures", {}).get(other_key)
+        if top is None or bottom is None or _quotient(top["median"], bottom["median"]) is None:
+            continue
+        summaries[scenario]["figures"][name] = {"median": _quotient(top["median"], bottom["median"]),
+                                                "min": _quotient(top["min"], bottom["max"]),
+                                                "max": _quotient(top["max"], bottom["min"]), "runs": None}
+
+
+def summary_of(summaries: dict) -> dict[str, Optional[float]]:
+    """The headline numbers: medians of the SUMMARY's figures (after `derive`), None where missing."""
+    out: dict[str, Optional[float]] = {}
+    for key, source in SUMMARY.items():
+        figure = None if source is None else summaries.get(source[0], {}).get("figures", {}).get(source[1])
+        out[key] = None if figure is None else figure["median"]
+    return out

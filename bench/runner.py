@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import scenarios
-from .figures import FIGURES
+from . import peer, scenarios
+from .figures import FIGURES, derive, summary_of
 from .measure import percentile, spread
 from .scenarios import Context, Params, RunResult
 from .stack import BenchStack
@@ -31,6 +32,8 @@ class Scenario:
     run: Callable[[Context], Awaitable[RunResult]]
     main: str  # the figure that picks the run whose curves are plotted (the median one)
     requires: tuple[str, ...] = ()
+    needs_stack: bool = True  # Kafka and Redis (the peer needs neither)
+    unavailable: Callable[[], Optional[str]] = lambda: None  # why it cannot run here (it is skipped), or None
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
@@ -44,6 +47,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
     Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
+    Scenario("peer", "boardgame.io 0.50.2 playing Strands: closed loop, then at the latency scenario's offered rate",
+             peer.run, "moves_per_s", needs_stack=False, unavailable=peer.unavailable),
 ]}
 
 
@@ -58,14 +63,25 @@ def plan(names: list[str]) -> list[str]:
     return [n for n in SCENARIOS if n in wanted]
 
 
+def needs_stack(names: list[str]) -> bool:
+    """Whether any of these scenarios (or what they require) measures on Kafka and Redis."""
+    return any(SCENARIOS[name].needs_stack for name in plan(names))
+
+
 def run(stack: BenchStack, params: Params, names: list[str], console: Console, mode: str,
         profile_dir: Optional[Path] = None) -> dict:
     """Every run of every scenario; returns the report (see bench/report.py for its files)."""
     order = plan(names)
+    skipped = {name: reason for name in order if (reason := SCENARIOS[name].unavailable())}
+    for name, reason in skipped.items():  # one line each, once: nothing of it is measured
+        console.print(f"[yellow]{name}: skipped: {escape(reason)}[/yellow]", soft_wrap=True)
+    order = [name for name in order if name not in skipped]
     shutil.rmtree(stack.work_dir / "runs", ignore_errors=True)  # logs of the previous invocation
+    on_stack = any(SCENARIOS[name].needs_stack for name in order)
     report = {"version": 1, "mode": mode, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-              "params": dataclasses.asdict(params), "host": _host(), "scenarios": {},
-              "stack": {"kafka": stack.bootstrap, "redis": stack.redis_url, "partitions": stack.partitions}}
+              "params": dataclasses.asdict(params), "host": _host(), "scenarios": {}, "skipped": skipped,
+              "stack": {"kafka": stack.bootstrap, "redis": stack.redis_url, "partitions": stack.partitions}
+              if on_stack else None}
     outcomes: dict[str, list] = {name: [] for name in order}
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as bar:
@@ -73,7 +89,7 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
         total = bar.add_task("all runs", total=len(order) * params.runs)
         current = bar.add_task("", total=1000)
         ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))
-        if params.warmup:
+        if params.warmup and on_stack:
             bar.update(current, description="warm-up (not recorded)")
             _one_run(SCENARIOS["baseline"], ctx, bar.console, "warm-up, not recorded: ")
         for number in range(params.runs):
@@ -85,7 +101,8 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
         bar.update(current, description="done", completed=1000)
     for name in order:
         report["scenarios"][name] = summarise(SCENARIOS[name], outcomes[name])
-    _derive(report["scenarios"])
+    derive(report["scenarios"])
+    report["summary"] = summary_of(report["scenarios"])
     attach_goals(report)
     report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report["host"]["load_average_end"] = list(os.getloadavg())
@@ -133,19 +150,6 @@ def _quantiles(sorted_values: list[float]) -> list[list[float]]:
     """(quantile %, ms) at every half percent and the max: enough for a CDF plot."""
     points = [[q / 2, round(percentile(sorted_values, q / 2), 3)] for q in range(1, 200)]
     return points + [[100.0, round(sorted_values[-1], 3)]]
-
-
-def _derive(summaries: dict) -> None:
-    """Figures made of two scenarios: the pipeline against the baseline of the same invocation."""
-    base = summaries.get("baseline", {}).get("figures", {}).get("records_per_s")
-    pipeline = summaries.get("pipeline", {}).get("figures", {})
-    if not base or base["median"] is None:
-        return
-    for key, ratio in (("moves_per_s", "ratio_to_baseline"), ("rules_moves_per_s", "rules_ratio_to_baseline")):
-        if pipeline.get(key, {}).get("median") is not None:
-            pipeline[ratio] = {"median": pipeline[key]["median"] / base["median"],
-                               "min": pipeline[key]["min"] / base["max"], "max": pipeline[key]["max"] / base["min"],
-                               "runs": None}
 
 
 def attach_goals(report: dict) -> None:

@@ -54,11 +54,15 @@ class Params:
     replay_matches: int = 300        # per game
     http_bots: int = 48              # concurrent closed-loop HTTP clients
     http_seconds: float = 20.0
+    peer_warmup_matches: int = 100   # boardgame.io: matches played on each fresh server before it is measured
+    peer_matches: int = 200          # its closed-loop throughput run
+    peer_latency_matches: int = 200  # its run at `latency_rate` offered
 
 
 FULL = Params()
 QUICK = Params(runs=1, warmup=False, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
-               latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0)
+               latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0,
+               peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50)
 
 
 @dataclass
@@ -218,6 +222,7 @@ async def latency_run(ctx: Context) -> RunResult:
             report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
                                         p.latency_rate, p.latency_seconds, seen, ctx.step)
     run = RunResult({"offered_per_s": p.latency_rate, "achieved_per_s": report.achieved_rate,
+                     "rate_held": report.achieved_rate / p.latency_rate,
                      "missed_ticks": report.missed_ticks, "unanswered": report.unanswered})
     for observer, label, prefix in (("views", "to the view in Redis", ""), ("results", "to the result on Kafka", "results_")):
         values = seen.latencies_ms(observer, after=started + p.latency_warmup_s)

@@ -7,7 +7,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from services.common import kafka_admin, redis_client
 from services.common.settings import Topics
@@ -21,8 +21,8 @@ def bench_dir(home: Path) -> Path:
 
 @dataclass(frozen=True)
 class BenchStack:
-    bootstrap: str
-    redis_url: str
+    bootstrap: Optional[str]  # None (with redis_url): no Kafka and Redis, for scenarios that need none
+    redis_url: Optional[str]
     work_dir: Path  # logs and data of the processes the benchmarks start; the load cache
     partitions: int = 12
     replication: int = 1  # 3 on a cluster (with min.insync.replicas 2)

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
                  "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
                  "fold per game; plylog rebuild), scale (1, 2 and 3 rules workers: moves/s and CPU per move; on the cluster when `plylog up --cluster` runs), memory (RSS at 10,000 active "
-                 "matches), http (closed-loop bots through the gateway). Default: all.")
+                 "matches), http (closed-loop bots through the gateway), peer (boardgame.io playing Strands, the "
+                 "comparison: its closed-loop moves/s and its latency at the same offered rate; needs Node.js, "
+                 "not Kafka; skipped without node). Default: all.")
 
 
 def bench(
@@ -52,14 +54,16 @@ def bench(
     Uses KAFKA_BOOTSTRAP_SERVERS / REDIS_URL when both are set, else the running local stack
     (PLYLOG_HOME), else starts Kafka and Redis itself (`plylog up --infra-only` in
     $PLYLOG_HOME/bench) and removes them afterwards. Every run makes its own topics and Redis keys
-    and starts the rules workers / projector it measures; nothing of yours is touched.
+    and starts the rules workers / projector it measures; nothing of yours is touched. The peer
+    (boardgame.io) needs Node.js and npm, not Kafka; every plylog figure with a counterpart is
+    also shown as a ratio to the peer of the same invocation.
     Goals from the issue stand beside the figures; they are compared, not enforced.
     """
     from bench import report as reports
     from bench import runner
     from bench.procs import py_spy_command
     from bench.scenarios import FULL, QUICK
-    from bench.stack import bench_dir
+    from bench.stack import BenchStack, bench_dir
 
     names = list(scenarios or [])
     try:
@@ -78,7 +82,11 @@ def bench(
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # retries on just-made topics are not news
     stamp = time.strftime("%Y%m%d-%H%M%S")
     profiles = out / f"{stamp}-profiles" if profile else None
-    with bench_stack(settings, partitions or settings.partitions, console) as stack:
+    if runner.needs_stack(names):
+        measured_on = bench_stack(settings, partitions or settings.partitions, console)
+    else:  # the peer alone: no Kafka, no Redis
+        measured_on = contextlib.nullcontext(BenchStack(None, None, bench_dir(settings.home)))
+    with measured_on as stack:
         result = runner.run(stack, params, names, console, "quick" if quick else "full", profiles)
     if profiles is not None:
         result["profiles"] = profiles.name

@@ -1,5 +1,7 @@
 """The benchmark harness on the real broker and Redis, with tiny loads, so it cannot rot: every
-scenario runs once and gives sane numbers, and the report, plots and README table are written."""
+scenario runs once and gives sane numbers, and the report, plots and README table are written.
+The boardgame.io peer runs too (~30 s; it needs Node.js and npm: without them its checks are
+skipped, a failure under CI=true)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,15 +12,20 @@ import math
 import pytest
 from rich.console import Console
 
-from bench import report, runner
-from bench.figures import FIGURES
+from bench import peer, report, runner
+from bench.figures import FIGURES, RATIOS, SUMMARY
 from bench.scenarios import QUICK
 from bench.stack import BenchStack
+from tests.conftest import CI
 
 pytestmark = pytest.mark.integration
 
 TINY = dataclasses.replace(QUICK, moves=800, open_matches=60, latency_rate=200.0, latency_seconds=3.0,
-                           latency_warmup_s=0.5, latency_bots=60, memory_matches=120, replay_matches=4)
+                           latency_warmup_s=0.5, latency_bots=60, memory_matches=120, replay_matches=4,
+                           peer_warmup_matches=10, peer_matches=30, peer_latency_matches=20)
+PEER_MISSING = peer.unavailable()
+#: the ratios to the peer (gone, with its own figures, when it cannot run)
+PEER_RATIOS = {(scenario, name) for scenario, _, other, _, name in RATIOS if other == "peer"}
 
 #: figures that are not rates or sizes (a speed-up below 1 is a finding, not a fault)
 NOT_POSITIVE = {"missed_ticks", "unanswered", "failed"}
@@ -29,15 +36,22 @@ def quick_report(kafka_bootstrap, redis_url, tmp_path_factory):
     work = tmp_path_factory.mktemp("bench")
     stack = BenchStack(kafka_bootstrap, redis_url, work, partitions=4)
     output = io.StringIO()
+    if PEER_MISSING and CI:
+        pytest.fail(f"CI=true, so the peer must run: {PEER_MISSING}", pytrace=False)
     result = runner.run(stack, TINY, [], Console(file=output, width=160), "quick")
     written = report.write(result, work / "results", "smoke")
     return result, written, output.getvalue()
 
 
+def _peer_made(figure) -> bool:
+    return figure.scenario == "peer" or (figure.scenario, figure.key) in PEER_RATIOS
+
+
 def test_every_scenario_runs_and_gives_sane_numbers(quick_report):
     result, written, console = quick_report
     saved = json.loads(written[0].read_text())
-    assert list(saved["scenarios"]) == list(runner.SCENARIOS)
+    assert list(saved["scenarios"]) == [name for name in runner.SCENARIOS if not (PEER_MISSING and name == "peer")]
+    assert saved["skipped"] == ({"peer": PEER_MISSING} if PEER_MISSING else {})
     for name, summary in saved["scenarios"].items():
         assert summary["errors"] == [], (name, summary["errors"], console)
         assert summary["figures"], name
@@ -46,8 +60,12 @@ def test_every_scenario_runs_and_gives_sane_numbers(quick_report):
             assert median is not None and math.isfinite(median), (name, key, values)
             if key not in NOT_POSITIVE:
                 assert median > 0, (name, key, values)
-    missing = [(f.scenario, f.key) for f in FIGURES if f.key not in saved["scenarios"][f.scenario]["figures"]]
+    missing = [(f.scenario, f.key) for f in FIGURES if not (PEER_MISSING and _peer_made(f))
+               and f.key not in saved["scenarios"][f.scenario]["figures"]]
     assert missing == []  # every figure of the summary table is measured
+    unmeasured = [key for key, value in saved["summary"].items() if value is None]
+    assert sorted(unmeasured) == sorted(key for key, source in SUMMARY.items() if source is None
+                                        or PEER_MISSING and (source[0] == "peer" or "vs_peer" in source[1]))
 
 
 def test_the_figures_hang_together(quick_report):
@@ -72,3 +90,30 @@ def test_plots_and_the_readme_table_are_written(quick_report, tmp_path):
     text = readme.read_text()
     assert "old table" not in text and text.startswith("# x\n\nbefore\n") and text.endswith("after\n")
     assert "| raw Kafka pass-through |" in text and "≥ 5,000" in text
+
+
+def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_report):
+    if PEER_MISSING:
+        pytest.skip(PEER_MISSING)
+    result, _, console = quick_report
+    figures = {name: {k: v["median"] for k, v in s["figures"].items()} for name, s in result["scenarios"].items()}
+    mine = figures["peer"]
+    assert result["scenarios"]["peer"]["errors"] == [], console
+    assert mine["matches"] == TINY.peer_matches and mine["latency_matches"] == TINY.peer_latency_matches
+    assert mine["p50_ms"] <= mine["p99_ms"] <= mine["max_ms"]
+    assert mine["latency_p50_ms"] <= mine["latency_p99_ms"] <= mine["latency_max_ms"]
+    assert mine["latency_offered_per_s"] == TINY.latency_rate  # the same offered rate as plylog's latency scenario
+    assert 0 < mine["latency_rate_held"] <= 1.1
+    assert 50 < mine["server_cpu_us_per_move"] < 20_000  # a node process at work, not a misread unit
+    assert figures["pipeline"]["vs_peer"] == pytest.approx(figures["pipeline"]["moves_per_s"] / mine["moves_per_s"])
+    assert figures["latency"]["p99_vs_peer"] == pytest.approx(figures["latency"]["p99_ms"] / mine["latency_p99_ms"])
+    assert figures["http"]["vs_peer"] == pytest.approx(figures["http"]["moves_per_s"] / mine["moves_per_s"])
+    summary = result["summary"]
+    assert summary["pipeline_vs_peer"] == figures["pipeline"]["vs_peer"]
+    assert summary["client_vs_peer"] == figures["http"]["vs_peer"]
+    assert summary["peer_latency_p99_ms"] == mine["latency_p99_ms"]
+    assert summary["latency_rate_held"] == figures["latency"]["rate_held"]
+    table = report.markdown_table(result, "smoke.json")
+    for row in ("| pipeline / boardgame.io closed loop |", "| latency p99 / boardgame.io's at the same offered rate |",
+                "| HTTP moves / boardgame.io closed loop |", "| boardgame.io: closed loop, 30 matches"):
+        assert row in table, row
