@@ -168,6 +168,9 @@ def test_malformed_messages_are_answered_and_the_socket_stays_open(gateway):
             assert answer["type"] == "error" and answer["code"] == code and says in answer["message"], (sent, answer)
         socket.send(b'{"action": {"type": "resign"}, "event_id": "still-open"}')  # a binary frame: the same JSON
         assert [m["event_id"] for m in moves(gateway, 1)] == ["still-open"]  # nothing refused was written
+        socket.send(orjson.dumps({"action": {"type": "resign", "pad": "x" * 70_000}}))  # over PLYLOG_MAX_BODY_BYTES
+        _, code, _ = read_to_close(socket)
+    assert code == 1009
 
 
 def test_own_results_are_told_from_updates_once_each_and_late_ones_come_pending(gateway):
