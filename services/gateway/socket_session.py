@@ -101,7 +101,12 @@ class SocketSession:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(hub.connected.wait(), 2.0)
         with hub.listen(self._match_id) as listener:  # listen BEFORE reading the view
-            meta = await self._gateway.projection.match_fields(self._match_id, "view", "seq") or {}
+            listener.resync = not hub.connected.is_set()  # re-read the log once the hub is back
+            try:
+                meta = await self._gateway.projection.match_fields(self._match_id, "view", "seq") or {}
+            except REDIS_DOWN as error:
+                self._close(1013, f"Redis is unavailable ({type(error).__name__}); reconnect")
+                return
             seq = meta.get("seq") or 0
             self._send({"type": "hello", "match_id": self._match_id, "seat": self._seat, "player": self._player,
                         "seq": seq, "view": meta.get("view")})
