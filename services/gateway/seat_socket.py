@@ -34,8 +34,8 @@ log = logging.getLogger("plylog.gateway.socket")
 router = APIRouter()
 SUBPROTOCOL = "plylog.v1"
 BEARER_PROTOCOL = "bearer."
-HELP = ("a seat token (or the seat's player credential): send `Authorization: Bearer <credential>`, or offer "
-        f"the subprotocols {SUBPROTOCOL} and {BEARER_PROTOCOL}<credential>")
+HELP = (f"a seat token (or the seat's player credential; a browser offers the subprotocols {SUBPROTOCOL} and "
+        f"{BEARER_PROTOCOL}<credential>)")  # bearer() adds: "is required: send `Authorization: Bearer <credential>`"
 
 
 @router.websocket("/v1/matches/{match_id}/play")

@@ -230,7 +230,7 @@ class SocketSession:
                 listing = await legal_actions_of(self._gateway, self._match_id, self._seat)
                 self._send({"type": "legal_actions", **listing})
             else:
-                self._error("malformed", f"unknown message type {kind!r}: send {MESSAGES}")
+                self._error("malformed", f"unknown message type {repr(kind)[:40]}: send {MESSAGES}")
         except ApiError as error:
             extra = dict(error.extra)
             if "Retry-After" in error.headers:
