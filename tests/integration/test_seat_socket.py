@@ -124,6 +124,10 @@ def test_who_may_open_a_seat_socket_and_the_close_codes_of_those_who_may_not(gat
         assert receive(socket)["seat"] == 0
     with open_socket(url, "m-ws", subprotocols=["plylog.v1", "bearer." + TOKENS.issue("m-ws", 0)]) as socket:
         assert socket.subprotocol == "plylog.v1" and receive(socket)["player"] == guest["player"]
+    gateway.project("m-hot", seats=(guest["player"], guest["player"]))  # hot seat: ?seat= picks one
+    for seat, expected in ((None, 0), (1, 1), (0, 0)):
+        with open_socket(url, "m-hot", guest["token"], seat=seat) as socket:
+            assert receive(socket)["seat"] == expected
     metrics = gateway.http.get("/metrics").text
     assert 'plylog_gateway_socket_closes_total{code="4401"} 4.0' in metrics
     assert 'plylog_gateway_socket_closes_total{code="4403"} 3.0' in metrics
