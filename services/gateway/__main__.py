@@ -34,8 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
+    # ws_max_size: a socket message is an action, held to the request body limit (larger: closed 1009)
     uvicorn.run(app, host=args.host or settings.gateway_host, port=args.port or settings.gateway_port,
-                log_level=args.log_level, access_log=args.log_level == "debug", timeout_graceful_shutdown=3)
+                log_level=args.log_level, access_log=args.log_level == "debug", timeout_graceful_shutdown=3,
+                ws="websockets-sansio", ws_max_size=app.state.gateway.config.max_body_bytes)
     return 0
 
 

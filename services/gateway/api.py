@@ -11,7 +11,7 @@ from games.match import view as match_view
 from schemas.base import GAME_NAMES, GameName, MatchId
 
 from .app import Gateway
-from .auth import client_address, gw
+from .auth import client_address, gw, stream_cap, stream_slot
 from .errors import ApiError
 from .metrics import CONTENT_TYPE_LATEST
 from .play import folded as play_folded, known_match, router as play_router
@@ -59,9 +59,7 @@ async def stream(match_id: MatchId, request: Request, since: Optional[int] = Que
     gateway = gw(request)
     await known_match(gateway, match_id)
     client = client_address(request)
-    if gateway.open_streams[client] >= gateway.config.streams_per_client:
-        raise ApiError(429, "rate_limited", f"{client} has {gateway.open_streams[client]} live streams open, the most "
-                                            "one client may (PLYLOG_STREAMS_PER_CLIENT); close one", headers={"Retry-After": "5"})
+    stream_cap(gateway, client)
     header = request.headers.get("last-event-id", "").strip()
     if since is None:
         try:
@@ -75,14 +73,9 @@ async def stream(match_id: MatchId, request: Request, since: Optional[int] = Que
 
 async def _counted(gateway: Gateway, client: str, events):
     """The stream's events, counted among the client's open streams while it runs."""
-    gateway.open_streams[client] += 1
-    try:
+    with stream_slot(gateway, client):
         async for event in events:
             yield event
-    finally:
-        gateway.open_streams[client] -= 1
-        if gateway.open_streams[client] <= 0:
-            del gateway.open_streams[client]
 
 
 # --- players and stats ------------------------------------------------------------------------------

@@ -154,9 +154,11 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
     app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
     from .api import router
     from .ops import router as ops_router
+    from .seat_socket import router as socket_router
 
     app.include_router(router)
     app.include_router(ops_router)  # /livez, /readyz
+    app.include_router(socket_router)  # the seat socket, GET /v1/matches/{id}/play (WebSocket)
     if (STATIC_DIR / "index.html").is_file():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="web")
     else:

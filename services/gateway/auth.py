@@ -1,10 +1,13 @@
 """Who a request comes from: its bearer credential (a seat token, a player credential, the
-operator key), its client address, and the rate limits keyed by what the caller cannot choose."""
+operator key), its client address, the rate limits keyed by what the caller cannot choose, and the
+cap on the live streams (SSE streams and sockets) one client address may hold open."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import contextlib
+from typing import Any, Iterator, Optional
 
 from fastapi import Request
+from starlette.requests import HTTPConnection
 
 from .app import Gateway
 from .errors import ApiError
@@ -14,11 +17,11 @@ from .tokens import InvalidToken, Seat as SeatClaim
 WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
 
 
-def gw(request: Request) -> Gateway:
+def gw(request: HTTPConnection) -> Gateway:
     return request.app.state.gateway
 
 
-def bearer(request: Request, what: str) -> str:
+def bearer(request: HTTPConnection, what: str) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -41,7 +44,12 @@ def seat_of(request: Request, match_id: str, seats: Optional[list[Optional[str]]
     """The seat the bearer may act for: a seat token of this match (401 forged, 403 another match),
     or a player credential whose player holds a seat (the one to move when they hold both)."""
     credential = bearer(request, "a seat token (from creating or joining the match) or your player credential")
-    gateway = gw(request)
+    return seat_claim(gw(request), credential, match_id, seats, to_move)
+
+
+def seat_claim(gateway: Gateway, credential: str, match_id: str, seats: Optional[list[Optional[str]]] = None,
+               to_move: Optional[list[int]] = None) -> SeatClaim:
+    """`seat_of` for a credential however it came (a header, a socket's subprotocol)."""
     if gateway.tokens.looks_like_seat_token(credential):
         try:
             claim = gateway.tokens.verify(credential)
@@ -61,7 +69,7 @@ def seat_of(request: Request, match_id: str, seats: Optional[list[Optional[str]]
     return SeatClaim(match_id, (moving or held)[0])
 
 
-def client_address(request: Request) -> str:
+def client_address(request: HTTPConnection) -> str:
     """The client's address: the peer, or the first X-Forwarded-For hop when the peer is a
     trusted proxy (PLYLOG_TRUSTED_PROXIES)."""
     peer = request.client.host if request.client else "unknown"
@@ -74,7 +82,11 @@ def client_address(request: Request) -> str:
 
 async def limit_player(request: Request, player: str) -> None:
     """Actions are limited per player: the one a credential or seat proves, never a name sent."""
-    gateway = gw(request)
+    await player_limit(gw(request), player)
+
+
+async def player_limit(gateway: Gateway, player: str) -> None:
+    """`limit_player` where there is no request (an action sent over a socket)."""
     await _take(gateway, gateway.limiter.take(player), f"from {player!r}", gateway.config.rate_per_s,
                 gateway.config.rate_burst)
 
@@ -94,3 +106,23 @@ async def _take(gateway: Gateway, taking: Any, whom: str, rate: float, burst: fl
         raise ApiError(429, "rate_limited", f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); "
                                             f"retry in {verdict.retry_after_ms} ms",
                        headers={"Retry-After": str(verdict.retry_after_s)})
+
+
+def stream_cap(gateway: Gateway, client: str) -> None:
+    """429 when `client` already holds as many live streams (SSE streams and sockets together) as
+    one client address may (PLYLOG_STREAMS_PER_CLIENT)."""
+    if gateway.open_streams[client] >= gateway.config.streams_per_client:
+        raise ApiError(429, "rate_limited", f"{client} has {gateway.open_streams[client]} live streams open, the most "
+                                            "one client may (PLYLOG_STREAMS_PER_CLIENT); close one", headers={"Retry-After": "5"})
+
+
+@contextlib.contextmanager
+def stream_slot(gateway: Gateway, client: str) -> Iterator[None]:
+    """Counts a live stream among the client's open ones while it runs."""
+    gateway.open_streams[client] += 1
+    try:
+        yield
+    finally:
+        gateway.open_streams[client] -= 1
+        if gateway.open_streams[client] <= 0:
+            del gateway.open_streams[client]

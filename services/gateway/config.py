@@ -27,7 +27,10 @@ PLYLOG_ADDRESS_RATE_BURST       40        address (token bucket)
 PLYLOG_TRUSTED_PROXIES          —         comma-separated proxy addresses whose X-Forwarded-For
                                           names the client (else the peer address is the client)
 PLYLOG_MAX_BODY_BYTES           65536     larger request bodies are refused (413) unread
-PLYLOG_STREAMS_PER_CLIENT       32        open live streams per client address (429 beyond)
+PLYLOG_STREAMS_PER_CLIENT       32        open live streams (SSE streams and sockets) per client
+                                          address (429 beyond; a socket is closed with 4429)
+PLYLOG_SOCKET_QUEUE             256       messages a socket may have unsent (a slow client); one
+                                          more closes it with 1013
 =============================== ========= ====================================================
 """
 from __future__ import annotations
@@ -64,6 +67,7 @@ class GatewayConfig:
     trusted_proxies: frozenset[str] = frozenset()
     max_body_bytes: int = 65536
     streams_per_client: int = 32
+    socket_queue: int = 256
 
     @classmethod
     def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> "GatewayConfig":
@@ -85,6 +89,7 @@ class GatewayConfig:
             trusted_proxies=frozenset(p.strip() for p in env.get("PLYLOG_TRUSTED_PROXIES", "").split(",") if p.strip()),
             max_body_bytes=env_number(env, "PLYLOG_MAX_BODY_BYTES", 65536, lo=1024, hi=64 * 1024 * 1024),
             streams_per_client=env_number(env, "PLYLOG_STREAMS_PER_CLIENT", 32, lo=1, hi=100_000),
+            socket_queue=env_number(env, "PLYLOG_SOCKET_QUEUE", 256, lo=1, hi=100_000),
         )
 
 

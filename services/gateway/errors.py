@@ -26,7 +26,8 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}, **extra}
 
 
-def _validation_message(error: RequestValidationError) -> str:
+def validation_message(error: Any) -> str:
+    """What a RequestValidationError or a pydantic ValidationError says, in one line (3 errors at most)."""
     parts = []
     for item in error.errors()[:3]:
         where = ".".join(str(p) for p in item["loc"] if p != "body") or "body"
@@ -42,7 +43,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(error_body("malformed", _validation_message(exc)), 422)
+        return JSONResponse(error_body("malformed", validation_message(exc)), 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -38,10 +38,13 @@ class Listener:
             self.resync = True
 
     async def get(self, timeout: Optional[float]) -> Optional[dict[str, Any]]:
-        """The next result, or None after `timeout` seconds."""
+        """The next result, or None after `timeout` seconds. (asyncio.timeout, not wait_for: on
+        Python 3.11 wait_for loses a cancellation that comes as a queued result is taken, and the
+        stream being closed would go on reading.)"""
         try:
-            return await asyncio.wait_for(self.queue.get(), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):
+                return await self.queue.get()
+        except TimeoutError:
             return None
 
 

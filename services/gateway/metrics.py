@@ -25,6 +25,10 @@ class Metrics:
         self.timeout_claims = Counter("plylog_gateway_timeout_claims", "claim_timeout records the timekeeper produced",
                                       registry=self.registry)
         self.streams = Gauge("plylog_gateway_open_streams", "open SSE streams", registry=self.registry)
+        self.sockets = Gauge("plylog_gateway_open_sockets", "open seat sockets (GET /v1/matches/{id}/play)",
+                             registry=self.registry)
+        self.socket_closes = Counter("plylog_gateway_socket_closes", "seat sockets the gateway closed, by close code",
+                                     ["code"], registry=self.registry)
         self.history_records = Counter("plylog_gateway_history_records_read",
                                        "move records read from plylog.moves to refold matches (time travel, legal actions)",
                                        registry=self.registry)

@@ -234,20 +234,38 @@ async def act(match_id: MatchId, body: ActionRequest, request: Request, wait: bo
               timeout: Optional[float] = Query(None, gt=0)) -> Any:
     gateway = gw(request)
     claim, seats = await _seat(request, match_id, body.seat)
-    if not isinstance(body.action.get("type"), str):
-        raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
-    player = seats[claim.seat]
-    if player is None:
-        raise ApiError(403, "forbidden", f"seat {claim.seat} of {match_id!r} has no player yet")
-    await limit_player(request, player)
-    record = move_record(match_id, player, body.action, body.event_id, body.expected_seq)
+    record = seat_action(match_id, claim.seat, seats, body)
+    await limit_player(request, record["player"])
     result = await gateway.submitter.submit(record, wait=wait, timeout_s=_wait_timeout(gateway, timeout))
     if not wait:
         return {"status": "submitted", "match_id": match_id, "event_id": record["event_id"], "at": record["at"]}
     if result is None:
-        return JSONResponse({"status": "pending", "match_id": match_id, "event_id": record["event_id"],
-                             "message": "written to the log; no result within the wait time (watch the stream)"}, 202)
+        return JSONResponse(action_pending(record, "watch the stream"), 202)
     return JSONResponse(result, 200)
+
+
+def action_pending(record: dict[str, Any], then: str) -> dict[str, Any]:
+    """The answer to an action whose result did not come within the wait time."""
+    return {"status": "pending", "match_id": record["match_id"], "event_id": record["event_id"],
+            "message": f"written to the log; no result within the wait time ({then})"}
+
+
+def seat_action(match_id: str, seat: int, seats: list[Optional[str]], body: ActionRequest) -> dict[str, Any]:
+    """The move record of an action sent for `seat` (over HTTP or a socket), played by the seat's
+    player; 403/422 as the case may be."""
+    if body.seat is not None and body.seat != seat:
+        raise ApiError(403, "forbidden", f"this credential is for seat {seat}, not seat {body.seat}")
+    if not isinstance(body.action.get("type"), str):
+        raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
+    return move_record(match_id, seat_player(match_id, seat, seats), body.action, body.event_id, body.expected_seq)
+
+
+def seat_player(match_id: str, seat: int, seats: list[Optional[str]]) -> str:
+    """The player who holds `seat` (403 while nobody does)."""
+    player = seats[seat]
+    if player is None:
+        raise ApiError(403, "forbidden", f"seat {seat} of {match_id!r} has no player yet")
+    return player
 
 
 async def _seat(request: Request, match_id: str, wanted: Optional[int]):
@@ -271,19 +289,23 @@ async def folded(gateway: Gateway, match_id: str) -> Folded:
 @router.get("/v1/matches/{match_id}/legal-actions", tags=["play"],
             summary="The token's seat's legal actions now (empty when it is not to move)")
 async def legal_actions(match_id: MatchId, request: Request, seat: Optional[int] = Query(None, ge=0, le=1)) -> Any:
-    gateway = gw(request)
     claim, _ = await _seat(request, match_id, seat)
+    return await legal_actions_of(gw(request), match_id, claim.seat)
+
+
+async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[str, Any]:
+    """The legal actions of `seat` now, refolded from the match's log (the body of GET legal-actions)."""
     state = (await folded(gateway, match_id)).current
     actions: list[dict[str, Any]] = []
     truncated, commit_listed = False, False
-    if state is not None and claim.seat in state.to_move():
+    if state is not None and seat in state.to_move():
         cap = gateway.config.legal_actions_cap
         listed = await asyncio.to_thread(
-            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, claim.seat), cap + 1)))
+            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, seat), cap + 1)))
         truncated = len(listed) > cap
         commit_listed = any(a.get("type") == "commit" for a in listed)
         actions = _without_guessable_secrets(listed[:cap])
-    body = {"match_id": match_id, "seat": claim.seat, "seq": state.seq if state else 0,
+    body = {"match_id": match_id, "seat": seat, "seq": state.seq if state else 0,
             "status": state.status if state else None, "to_move": list(state.to_move()) if state else [],
             "actions": actions, "truncated": truncated}
     if commit_listed:

@@ -11,13 +11,13 @@ except the newest, which carries the current one. `: keep-alive` comments every 
 """
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
 import orjson
 
 from services.common.projection import Projection
 
-from .live import LiveHub, Listener
+from .live import Listener, LiveHub
 from .metrics import Metrics
 
 RETRY_MS = 2000
@@ -49,41 +49,50 @@ class ResultStream:
         try:
             with self._hub.listen(match_id) as listener:
                 yield f"retry: {RETRY_MS}\n\n"
-                sent = last_seq
-                for chunk, sent in await self._backlog(match_id, sent):
-                    yield chunk
-                while True:
-                    result = await listener.get(self._keepalive_s)
-                    if listener.resync:
-                        listener.resync = False
-                        for chunk, sent in await self._backlog(match_id, sent):
-                            yield chunk
-                    if result is None:
-                        yield ": keep-alive\n\n"
-                        continue
-                    for chunk, sent in await self._live(match_id, result, sent, listener):
-                        yield chunk
+                async for result in self.results(match_id, last_seq, listener):
+                    yield ": keep-alive\n\n" if result is None else format_event(result)
         finally:
             self._metrics.streams.dec()
 
-    async def _backlog(self, match_id: str, after: int) -> list[tuple[str, int]]:
+    async def results(self, match_id: str, last_seq: int, listener: Listener,
+                      keep: Optional[Callable[[dict[str, Any]], bool]] = None) -> AsyncIterator[Optional[dict[str, Any]]]:
+        """The match's results for a listener registered before this is called: every accepted one
+        after `last_seq` exactly once, in seq order (the backlog first, gaps filled from the log), the
+        rejected ones as they come, and None after each keep-alive interval without any. Accepted
+        results that change nothing (duplicates, repeats) are left out unless `keep` says otherwise."""
+        sent = last_seq
+        for result, sent in await self._backlog(match_id, sent):
+            yield result
+        while True:
+            result = await listener.get(self._keepalive_s)
+            if listener.resync:
+                listener.resync = False
+                for missed, sent in await self._backlog(match_id, sent):
+                    yield missed
+            if result is None:
+                yield None
+                continue
+            for fresh, sent in await self._live(match_id, result, sent, keep):
+                yield fresh
+
+    async def _backlog(self, match_id: str, after: int) -> list[tuple[dict[str, Any], int]]:
         entries, view, view_seq = await self._projection.log_since_with_view(match_id, after)
         out = []
         for entry in entries:
             if entry["seq"] > after:
                 after = entry["seq"]
-                out.append((format_event(from_log(match_id, entry, view if after == view_seq else None)), after))
+                out.append((from_log(match_id, entry, view if after == view_seq else None), after))
         return out
 
     async def _live(self, match_id: str, result: dict[str, Any], sent: int,
-                    listener: Listener) -> list[tuple[str, int]]:
+                    keep: Optional[Callable[[dict[str, Any]], bool]]) -> list[tuple[dict[str, Any], int]]:
         if result.get("status") != "accepted":
-            return [(format_event(result), sent)]
+            return [(result, sent)]
         seq = result.get("seq", 0)
         if result.get("duplicate") or seq <= sent:
-            return []
+            return [(result, sent)] if keep is not None and keep(result) else []
         out = []
         if seq > sent + 1:  # missed some (should not happen): fill from the log first
-            out = [(chunk, s) for chunk, s in await self._backlog(match_id, sent) if s < seq]
-        out.append((format_event(result), seq))
+            out = [(entry, s) for entry, s in await self._backlog(match_id, sent) if s < seq]
+        out.append((result, seq))
         return out

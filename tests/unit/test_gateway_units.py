@@ -115,3 +115,46 @@ def test_the_public_position_the_cli_draws_is_the_true_position(game):
 
 def test_retry_after_is_whole_seconds_and_at_least_one():
     assert Verdict(False, 1).retry_after_s == 1 and Verdict(False, 1001).retry_after_s == 2
+
+
+def test_socket_close_reasons_fit_a_close_frame():
+    from services.gateway.socket_session import close_reason
+
+    assert close_reason("too slow") == "too slow"
+    cut = close_reason("é" * 100)  # 200 bytes of UTF-8
+    assert len(cut.encode()) <= 123 and cut.endswith("...") and cut.startswith("éé")
+
+
+def test_the_result_stream_orders_results_and_passes_changeless_ones_only_when_kept():
+    """ResultStream.results (SSE and sockets): the backlog, then live results by seq, a gap filled
+    from the log, rejected ones as they come; duplicates and repeats only where `keep` says so."""
+    import asyncio
+
+    from services.gateway.live import Listener
+    from services.gateway.metrics import Metrics
+    from services.gateway.sse import ResultStream
+
+    log = [{"seq": n, "event_id": f"e{n}", "player": "p", "at": "t", "events": []} for n in range(1, 6)]
+
+    class Projection:
+        async def log_since_with_view(self, match_id, after):
+            return [e for e in log if e["seq"] > after], {"seq": 5}, 5
+
+    def live(seq, **extra):
+        return {"status": "accepted", "seq": seq, "event_id": f"e{seq}", "duplicate": False, **extra}
+
+    async def run(keep):
+        listener = Listener("m")
+        for result in (live(3), live(3), live(5), live(2, duplicate=True, event_id="mine"),
+                       {"status": "rejected", "seq": 5, "event_id": "bad"}, live(5, event_id="again")):
+            listener.offer(result)
+        stream = ResultStream(Projection(), None, Metrics(), keepalive_s=0.01)
+        got = []
+        async for result in stream.results("m", 1, listener, keep=keep):
+            if result is None:
+                return got
+            got.append((result["seq"], result["event_id"]))
+
+    assert asyncio.run(run(None)) == [(2, "e2"), (3, "e3"), (4, "e4"), (5, "e5"), (5, "bad")]
+    kept = asyncio.run(run(lambda r: r["event_id"] in ("mine", "again")))
+    assert kept == [(2, "e2"), (3, "e3"), (4, "e4"), (5, "e5"), (2, "mine"), (5, "bad"), (5, "again")]

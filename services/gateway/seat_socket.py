@@ -1,0 +1,95 @@
+"""The seat socket: `GET /v1/matches/{id}/play` upgraded to a WebSocket, a fast path for players and
+bots (README "HTTP API", CONTRACT.md "Seat sockets"). What flows over an open socket is in
+socket_session.py; this module opens it.
+
+The credential is checked once, when the socket opens, by the rules of the HTTP actions
+(auth.seat_claim): a seat token of this match, or the player credential of a seat's player. It
+comes as `Authorization: Bearer <credential>` or, from a client that cannot set headers (a
+browser), as the subprotocol `bearer.<credential>` offered beside `plylog.v1` (never in the URL,
+which ends up in logs). `?seat=N` picks the seat of a player credential that holds both.
+
+A socket that may not open is accepted, told {"type": "error", "code", "message"} and closed with
+4000 + the status the same HTTP request would get: 4401 no credential or a bad one, 4403 another
+match's token or a seat the credential does not hold, 4404 an unknown match, 4422 a malformed
+`seat`, 4429 the client's live streams at their cap (PLYLOG_STREAMS_PER_CLIENT, counted together
+with the SSE streams), 4503 Redis unavailable.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Optional
+
+import orjson
+from fastapi import APIRouter, WebSocket
+from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+
+from .app import Gateway
+from .auth import bearer, client_address, gw, seat_claim, stream_cap, stream_slot
+from .errors import ApiError
+from .play import known_match, seat_player
+from .socket_session import SocketSession, close_reason
+
+log = logging.getLogger("plylog.gateway.socket")
+router = APIRouter()
+SUBPROTOCOL = "plylog.v1"
+BEARER_PROTOCOL = "bearer."
+HELP = (f"a seat token (or the seat's player credential; a browser offers the subprotocols {SUBPROTOCOL} and "
+        f"{BEARER_PROTOCOL}<credential>)")  # bearer() adds: "is required: send `Authorization: Bearer <credential>`"
+
+
+@router.websocket("/v1/matches/{match_id}/play")
+async def play(websocket: WebSocket, match_id: str) -> None:
+    gateway = gw(websocket)
+    offered = list(websocket.scope.get("subprotocols") or [])
+    await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+    client = client_address(websocket)
+    try:
+        seat, seats = await _open(gateway, websocket, match_id, offered)
+        stream_cap(gateway, client)
+    except ApiError as error:
+        await refuse(gateway, websocket, 4000 + error.status, error.code, error.message)
+        return
+    except (RedisConnectionError, RedisTimeoutError) as error:
+        await refuse(gateway, websocket, 4503, "unavailable", f"Redis is unavailable ({type(error).__name__}); retry")
+        return
+    with stream_slot(gateway, client):
+        await SocketSession(gateway, websocket, match_id, seat, seats).run()
+
+
+async def _open(gateway: Gateway, websocket: WebSocket, match_id: str,
+                offered: list[str]) -> tuple[int, list[Optional[str]]]:
+    """(the seat the socket plays, the match's seats), or the ApiError the HTTP actions would raise."""
+    wanted = _wanted_seat(websocket.query_params.get("seat"))
+    meta = await known_match(gateway, match_id, "seats", "view")
+    seats = meta.get("seats") or [None, None]
+    to_move = [wanted] if wanted is not None else (meta.get("view") or {}).get("to_move")
+    claim = seat_claim(gateway, _credential(websocket, offered), match_id, seats, to_move)
+    if wanted is not None and wanted != claim.seat:
+        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
+    seat_player(match_id, claim.seat, seats)  # 403 while the seat has no player
+    return claim.seat, seats
+
+
+def _wanted_seat(raw: Optional[str]) -> Optional[int]:
+    if raw is None:
+        return None
+    if raw not in ("0", "1"):
+        raise ApiError(422, "malformed", f"seat must be 0 or 1, not {raw[:20]!r}")
+    return int(raw)
+
+
+def _credential(websocket: WebSocket, offered: list[str]) -> str:
+    for protocol in offered:
+        if protocol.startswith(BEARER_PROTOCOL) and len(protocol) > len(BEARER_PROTOCOL):
+            return protocol[len(BEARER_PROTOCOL):]
+    return bearer(websocket, HELP)
+
+
+async def refuse(gateway: Gateway, websocket: WebSocket, code: int, error_code: str, message: str) -> None:
+    """Tell the client why, then close with `code` (the reason: the message, cut to what a close frame holds)."""
+    gateway.metrics.socket_closes.labels(str(code)).inc()
+    log.info("seat socket %s refused: %d %s", websocket.url.path, code, message)
+    with contextlib.suppress(Exception):  # the client may be gone already
+        await websocket.send_text(orjson.dumps({"type": "error", "code": error_code, "message": message}).decode())
+        await websocket.close(code, close_reason(message))
