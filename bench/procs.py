@@ -177,9 +177,11 @@ def service_env(stack: BenchStack, space: RunSpace) -> dict[str, str]:
             "PLYLOG_REPLICATION_FACTOR": str(stack.replication), "PLYLOG_MIN_INSYNC_REPLICAS": str(stack.min_insync)}
 
 
-def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1) -> Service:
+def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1, standbys: Optional[int] = None) -> Service:
     name = f"rules-{number}"
     env = {**service_env(stack, space), "PLYLOG_SERVICE": "rules", "PLYLOG_INSTANCE": str(number)}
+    if standbys is not None:
+        env["PLYLOG_RULES_STANDBY_REPLICAS"] = str(standbys)
     return Service(name, "services.rules", ("--name", name), env, space.dir)
 
 

@@ -195,18 +195,26 @@ SCALE_WORKERS = (1, 2, 3)
 async def scale(ctx: Context) -> RunResult:
     """The burst on 1, 2 and 3 rules workers in one group: moves/s, and the CPU every worker spent
     per move added up (it must not grow with the number of workers: the work divides, nothing is
-    done twice)."""
+    done twice). Measured as deployed (one standby per table partition: from two workers on, each
+    standby re-reads the changelog writes of another worker's partitions) and without standbys,
+    which is the fold's own work divided; the difference is what the hot standby costs a move."""
     run = RunResult()
     for workers in SCALE_WORKERS:
-        measured = await throughput(ctx, f"scale{workers}",
-                                    lambda space: [rules_worker(ctx.stack, space, n + 1) for n in range(workers)])
-        run.figures[f"workers_{workers}_moves_per_s"] = measured.rate
-        run.figures[f"workers_{workers}_cpu_us_per_move"] = sum(measured.cpu_us.values())
-        run.series[f"{workers} rules worker{'s' if workers > 1 else ''}"] = measured.series
+        for standbys, suffix in ((None, ""), (0, "_no_standby")):
+            if workers == 1 and standbys == 0:
+                continue  # one worker has no standby anyway
+            measured = await throughput(ctx, f"scale{workers}{suffix}", lambda space: [
+                rules_worker(ctx.stack, space, n + 1, standbys) for n in range(workers)])
+            run.figures[f"workers_{workers}{suffix}_moves_per_s"] = measured.rate
+            run.figures[f"workers_{workers}{suffix}_cpu_us_per_move"] = sum(measured.cpu_us.values())
+            label = f"{workers} rules worker{'s' if workers > 1 else ''}{', no standby' if suffix else ''}"
+            run.series[label] = measured.series
+    run.figures["workers_1_no_standby_cpu_us_per_move"] = run.figures["workers_1_cpu_us_per_move"]
+    one = run.figures["workers_1_cpu_us_per_move"]
     for workers in SCALE_WORKERS[1:]:
         run.figures[f"speedup_{workers}"] = run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
-        run.figures[f"cpu_ratio_{workers}"] = (run.figures[f"workers_{workers}_cpu_us_per_move"]
-                                              / run.figures["workers_1_cpu_us_per_move"])
+        run.figures[f"cpu_ratio_{workers}"] = run.figures[f"workers_{workers}_cpu_us_per_move"] / one
+        run.figures[f"cpu_ratio_{workers}_no_standby"] = run.figures[f"workers_{workers}_no_standby_cpu_us_per_move"] / one
     run.figures["speedup"] = run.figures["speedup_2"]
     return run
 

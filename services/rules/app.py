@@ -39,6 +39,10 @@ BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
 # How long a batch waits for more records once it has one: short, since batches in flight keep
 # the worker busy when records come faster than it folds them (a backlog gives full batches).
 BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo=0)
+# Workers that keep a hot copy of each table partition (Faust standbys): a takeover recovers only
+# what the standby has not read yet; each standby re-reads every changelog write of its partitions
+# (the cost per move that appears with the second worker; `plylog bench scale` measures it).
+STANDBY_REPLICAS = env_number(os.environ, "PLYLOG_RULES_STANDBY_REPLICAS", 1, lo=0, hi=8)
 # Move records read ahead of the fold (services/rules/batching.py): a backlog fills whole batches.
 BUFFER_CAPACITY = 2 * BATCH_MAX
 FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
@@ -72,7 +76,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         consumer_group_instance_id=f"{topics.prefix}{worker_name}",
         broker_session_timeout=10.0,
         broker_heartbeat_interval=2.0,
-        table_standby_replicas=1,
+        table_standby_replicas=STANDBY_REPLICAS,
         TableManager=TableManager,
     )
     moves = app.topic(topics.moves, key_type=bytes, value_type=bytes, key_serializer="raw",
@@ -142,10 +146,10 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         batch, took = flight.batch, time.perf_counter() - flight.started
         counters.add(batch, took)
         log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                 "%d matches stored %.1f ms after it was taken (%d in its group); offsets %s",
-                 flight.number, batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
+                 "%d matches stored %.1f ms after it was taken (%d in its group, %d records buffered behind it); "
+                 "offsets %s", flight.number, batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
                  batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()), batch.counts["deadletters"],
-                 batch.counts["states"], took * 1000, group, batch.describe_offsets())
+                 batch.counts["states"], took * 1000, group, flight.behind, batch.describe_offsets())
 
     # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
     # agent would let Faust ack the failed batch and read on past it; a restarted worker
@@ -177,6 +181,6 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                 for partition, offset in batch.rewind.items():
                     buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
                     await fetch_again(app, TP(topics.moves, partition), offset)
-                await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started), committer.task)
+                await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started, len(buffered)), committer.task)
 
     return app

@@ -38,6 +38,7 @@ class InFlight:
     batch: Batch
     deliveries: list[asyncio.Future]
     started: float
+    behind: int = 0  # records already buffered behind the batch when it was taken
 
 
 @dataclass
