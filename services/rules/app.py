@@ -1,6 +1,6 @@
 """The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
 
-Per batch (read ahead by batching.EventBuffer, agent concurrency 1): fold every record, produce its result (and
+Per batch (move records read ahead into batching.RecordBuffer, agent concurrency 1): fold every record, produce its result (and
 outcome or dead letter) to the record's own partition number; a committer task waits until
 Kafka acknowledged them all, then stores the changed states and the partition's position in the
 table, every queued batch together, while the agent folds the next batches (at most pipeline.DEPTH in
@@ -26,9 +26,10 @@ from mode import CrashingSupervisor
 
 from services.common.settings import Settings, env_number
 
-from .batching import EventBuffer
+from .batching import RecordBuffer
 from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
-from .faust_fixes import MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions, fetch_again
+from .faust_fixes import (MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions,
+                          deliver_in_batches, fetch_again)
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
 from .produce import acknowledged, start
@@ -104,6 +105,8 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             open(ready_file, "w").close()
 
     commit_only_stored_positions(app, table, topics.moves)
+    buffered = RecordBuffer(BATCH_MAX, BATCH_WITHIN_S, BUFFER_CAPACITY)
+    deliver_in_batches(app, topics.moves, buffered.extend)  # move records skip Faust's per-event path
     install_ops(app, table, topics.moves, counters, settings, worker_name)  # /livez /readyz /metrics
 
     @app.timer(5.0)
@@ -159,16 +162,17 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         queue: asyncio.Queue = asyncio.Queue(DEPTH)
         pending = Pending()
         number, folded_in = 0, None
-        async with Committer(lambda: commit_batches(queue, pending)) as committer, \
-                EventBuffer(stream, BATCH_MAX, BATCH_WITHIN_S, BUFFER_CAPACITY) as buffered:
+        # The agent's stream stays empty: the consumer hands the move records to `buffered`
+        # (faust_fixes 7); the agent keeps the topic subscribed and the worker's lifecycle.
+        async with Committer(lambda: commit_batches(queue, pending)) as committer:
             while True:
-                events = await buffered.take()
+                records = await buffered.take()
                 started = time.perf_counter()
                 generation = app.consumer_generation_id
                 owned = app.consumer.assignment()
-                # Events fetched before a rebalance are refetched from our stored positions.
-                incoming = [Incoming(e.key, e.value, e.message.partition, e.message.offset, e.message.topic)
-                            for e in events if e.message.generation_id == generation and e.message.tp in owned]
+                # Records fetched before a rebalance are refetched from our stored positions.
+                incoming = [Incoming(m.key, m.value, m.partition, m.offset, m.topic)
+                            for m in records if m.generation_id == generation and m.tp in owned]
                 if not incoming:
                     continue
                 if generation != folded_in:  # after a rebalance, fold on stored states only

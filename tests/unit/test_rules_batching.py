@@ -1,18 +1,21 @@
-"""The rules worker's read-ahead buffer (services/rules/batching.py): a backlog gives whole
-batches, a lone record is not held back, the feeder stops reading when the buffer is full, and
-Faust's take_events, which it replaces, still stops buffering while a batch is held."""
+"""The rules worker's read-ahead buffer (services/rules/batching.py) and the drain loop that fills
+it (faust_fixes 7): a backlog gives whole batches, a lone record is not held back, the drain
+stops while the buffer is over its capacity, move records skip Faust's per-event path while
+every other record still takes it, and Faust's own pieces these replace still do what made them
+replaced."""
 from __future__ import annotations
 
 import asyncio
 import inspect
 from dataclasses import dataclass
+from typing import Optional
 
-import pytest
 from faust.types import TP
 
-from services.rules.batching import EventBuffer
+from services.rules import faust_fixes
+from services.rules.batching import RecordBuffer
 
-MOVES = TP("t.moves", 0)
+MOVES, CHANGELOG = TP("t.moves", 0), TP("t.rules-matches-changelog", 0)
 
 
 @dataclass(frozen=True)
@@ -20,30 +23,13 @@ class _Message:
     tp: TP
     offset: int
 
+    @property
+    def topic(self) -> str:
+        return self.tp.topic
 
-@dataclass(frozen=True)
-class _Event:
-    message: _Message
 
-
-class FakeStream:
-    """`events()` yields what is put in, counting what was read."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue = asyncio.Queue()
-        self.read = 0
-
-    def put(self, count: int, tp: TP = MOVES) -> None:
-        for _ in range(count):
-            self.queue.put_nowait(_Event(_Message(tp, self.read + self.queue.qsize())))
-
-    async def events(self):
-        while True:
-            event = await self.queue.get()
-            if isinstance(event, BaseException):
-                raise event
-            self.read += 1
-            yield event
+def messages(count: int, tp: TP = MOVES, first: int = 0) -> list[_Message]:
+    return [_Message(tp, first + n) for n in range(count)]
 
 
 def run(scenario):
@@ -52,91 +38,126 @@ def run(scenario):
 
 def test_a_backlog_is_taken_in_whole_batches():
     async def scenario():
-        stream = FakeStream()
-        stream.put(1200)
-        async with EventBuffer(stream, most=500, within=0.001, capacity=1000) as buffer:
-            await asyncio.sleep(0.05)
-            return [len(await buffer.take()) for _ in range(3)]
+        buffer = RecordBuffer(most=500, within=0.001, capacity=1000)
+        adding = asyncio.ensure_future(buffer.extend(messages(1200)))
+        taken = [len(await buffer.take()) for _ in range(3)]
+        await adding
+        return taken
 
     assert run(scenario) == [500, 500, 200]
 
 
-def test_records_keep_arriving_while_the_fold_holds_a_batch():
-    """What take_events did not do: while the fold waits (Kafka acknowledging batches in
-    flight), the next batch fills up."""
-    async def scenario():
-        stream = FakeStream()
-        async with EventBuffer(stream, most=500, within=0.001, capacity=1000) as buffer:
-            stream.put(1)
-            first = await buffer.take()
-            stream.put(300)  # arrive while the fold is busy with `first`
-            await asyncio.sleep(0.05)
-            return len(first), len(await buffer.take())
-
-    assert run(scenario) == (1, 300)
-
-
 def test_a_lone_record_is_taken_within_the_window():
     async def scenario():
-        stream = FakeStream()
-        async with EventBuffer(stream, most=500, within=0.002, capacity=1000) as buffer:
-            taking = asyncio.ensure_future(buffer.take())
-            await asyncio.sleep(0.01)
-            assert not taking.done()  # nothing yet: it waits
-            stream.put(1)
-            loop = asyncio.get_running_loop()
-            put_at = loop.time()
-            batch = await taking
-            return len(batch), loop.time() - put_at
+        buffer = RecordBuffer(most=500, within=0.002, capacity=1000)
+        taking = asyncio.ensure_future(buffer.take())
+        await asyncio.sleep(0.01)
+        assert not taking.done()  # nothing yet: it waits
+        loop = asyncio.get_running_loop()
+        put_at = loop.time()
+        await buffer.extend(messages(1))
+        return len(await taking), loop.time() - put_at
 
     count, waited = run(scenario)
     assert count == 1 and waited < 0.5
 
 
-def test_the_feeder_stops_reading_when_the_buffer_is_full():
+def test_the_drain_waits_while_the_buffer_is_over_its_capacity():
     async def scenario():
-        stream = FakeStream()
-        stream.put(5000)
-        async with EventBuffer(stream, most=100, within=0, capacity=300) as buffer:
-            await asyncio.sleep(0.05)
-            held, read = len(buffer), stream.read
-            await buffer.take()
-            await asyncio.sleep(0.05)
-            return held, read, len(buffer)
+        buffer = RecordBuffer(most=100, within=0, capacity=300)
+        adding = asyncio.ensure_future(buffer.extend(messages(450)))
+        await asyncio.sleep(0.01)
+        waiting = not adding.done()
+        await buffer.take()
+        await asyncio.sleep(0.01)
+        still_waiting = not adding.done()  # 350 left, still over
+        await buffer.take()
+        await asyncio.sleep(0.01)
+        return waiting, still_waiting, adding.done(), len(buffer)
 
-    held, read, after = run(scenario)
-    assert held == 300 and read <= 301 and after == 300
+    assert run(scenario) == (True, True, True, 250)
 
 
 def test_a_partition_fetched_again_leaves_the_buffer():
     async def scenario():
-        stream = FakeStream()
+        buffer = RecordBuffer(most=500, within=0, capacity=1000)
         other = TP("t.moves", 1)
-        stream.put(3)
-        stream.put(2, tp=other)
-        async with EventBuffer(stream, most=500, within=0, capacity=1000) as buffer:
-            await asyncio.sleep(0.05)
-            dropped = buffer.discard(MOVES)
-            return dropped, [event.message.tp for event in await buffer.take()]
+        await buffer.extend(messages(3) + messages(2, tp=other))
+        dropped = buffer.discard(MOVES)
+        return dropped, [m.tp for m in await buffer.take()]
 
     assert run(scenario) == (3, [TP("t.moves", 1)] * 2)
 
 
-def test_what_stops_the_feeder_reaches_the_fold():
-    async def scenario():
-        stream = FakeStream()
-        async with EventBuffer(stream, most=10, within=0, capacity=10) as buffer:
-            stream.queue.put_nowait(RuntimeError("broken stream"))
-            await buffer.take()
+class _Flag:
+    def __init__(self) -> None:
+        self.stopped = False
 
-    with pytest.raises(RuntimeError, match="broken stream"):
-        run(scenario)
+    def is_set(self) -> bool:
+        return self.stopped
+
+
+class FakeConsumer:
+    """What `_drain_in_batches` uses of Faust's consumer: one getmany of `fetched`, then stop."""
+
+    consumer_stopped_errors = ()
+
+    def __init__(self, fetched: list[tuple[TP, _Message]], read_offset: dict[TP, Optional[int]]):
+        self.fetched, self.called_back, self.sunk = fetched, [], []
+        self._read_offset = read_offset
+        self._stopped, self.should_stop = _Flag(), False
+        self.diag = type("Diag", (), {"set_flag": lambda *_: None, "unset_flag": lambda *_: None})()
+        self.suspend_flow = asyncio.Event()
+        self.transport = type("T", (), {"app": type("A", (), {"should_stop": False})()})()
+        faust_fixes.deliver_in_batches(type("App", (), {"consumer": self})(), "t.moves", self.sink)
+
+    async def sink(self, batch):
+        self.sunk.append(batch)
+        self._stopped.stopped = True
+
+    async def callback(self, message):
+        self.called_back.append(message)
+
+    async def sleep(self, seconds):
+        await asyncio.sleep(seconds)
+
+    async def wait_first(self, *coroutines):
+        await coroutines[0]
+        coroutines[1].close()
+
+    async def getmany(self, timeout):
+        for tp, message in self.fetched:
+            yield tp, message
+
+
+def test_move_records_go_to_the_buffer_in_one_list_and_the_others_through_faust():
+    moves = messages(3, first=10)
+    changelog = messages(2, tp=CHANGELOG)
+    fetched = [(m.tp, m) for m in [moves[0], changelog[0], moves[1], changelog[1], moves[2]]]
+    consumer = FakeConsumer(fetched, {MOVES: 11, CHANGELOG: None})
+
+    class Fetcher:
+        _stopped = _Flag()
+
+    asyncio.run(consumer._drain_messages(Fetcher()))
+    assert consumer.sunk == [moves[1:]]  # offset 10 is below Faust's read offset (11): dropped, as Faust does
+    assert consumer.called_back == changelog
+    assert consumer._read_offset == {MOVES: 12, CHANGELOG: 1}
+
+
+def test_fausts_drain_races_every_message_against_the_flow_suspension():
+    """Why faust_fixes 7 exists (and what it keeps: the read-offset rule)."""
+    from faust.transport.consumer import Consumer, Fetcher
+
+    drain = inspect.getsource(Consumer._drain_messages)
+    assert "await self.wait_first(\n" in drain and "callback(message), self.suspend_flow.wait()" in drain
+    assert "r_offset is None or offset >= r_offset" in drain
+    assert "await consumer._drain_messages(self)" in inspect.getsource(Fetcher._fetcher.fun)  # looked up per call
 
 
 def test_fausts_take_events_stops_buffering_while_the_agent_holds_a_batch():
-    """Why EventBuffer exists; when this fails, take_events may do what the worker needs."""
+    """Why the fold loop does not use take_events (batching.py)."""
     from faust.streams import Stream
 
     source = inspect.getsource(Stream.take_events)
     assert "if buffer_consuming is not None:" in source and "await buffer_consuming" in source
-    assert "buffer_consuming = self.loop.create_future()" in source
