@@ -10,55 +10,40 @@ import orjson
 import pytest
 from kafka import KafkaConsumer
 
-from services.common.redis_keys import Keys
 from services.gateway.tokens import SeatTokens
 from tests.e2e.gateway_stack import SECRET, StreamReader, auth, gateway_process, unique_redis_prefix
+
+from .gateway_under_test import GatewayUnderTest, running_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 TOKENS = SeatTokens(SECRET.encode())
 
 
-@pytest.fixture
-def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
-    topics = contract_topics(partitions=2)
-    prefix = unique_redis_prefix()
-    process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, prefix, tmp_path,
-                                   PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_SSE_KEEPALIVE_S="0.3",
-                                   PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5",
-                                   PLYLOG_STREAMS_PER_CLIENT="3")
-    process.start()
-    try:
-        process.wait_ready(timeout=60)
-        yield _Gateway(url, Keys(prefix, 2), redis_client, topics, kafka_bootstrap, process)
-    finally:
-        process.stop()
-
-
-class _Gateway:
-    def __init__(self, url, keys, redis, topics, bootstrap, process):
-        self.url, self.keys, self.redis, self.topics, self.bootstrap, self.process = url, keys, redis, topics, bootstrap, process
-        self.http = httpx.Client(base_url=url, timeout=10)
-
-    def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1, game: str = "strands") -> None:
-        """Write a match as the projector would (hash and log up to `seq`)."""
-        view = {"match_id": match_id, "game": game, "seats": list(seats), "status": "active", "seq": seq}
-        self.redis.hset(self.keys.match(match_id), mapping={
-            "game": game, "seq": seq, "status": "active", "seats": orjson.dumps(list(seats)),
-            "view": orjson.dumps(view), "created_at": "2026-11-29T22:00:00.000Z"})
+class _Gateway(GatewayUnderTest):
+    def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1, game: str = "strands", **view) -> None:
+        """As the projector leaves it after applying each move: the stored view is the last result's."""
+        super().project(match_id, seats, seq, game, **view)
         for n in range(1, seq + 1):
-            self.append(match_id, n, publish=False)
+            self.store_accepted(match_id, self.entry(n))
 
     def append(self, match_id: str, seq: int, publish: bool = True, store: bool = True) -> dict:
-        entry = {"seq": seq, "event_id": f"e{seq}", "player": "alice", "at": "2026-11-29T22:00:00.000Z",
-                 "events": [{"type": "marker", "n": seq}]}
+        entry = self.entry(seq)
         if store:
-            self.redis.zadd(self.keys.match_log(match_id), {orjson.dumps(entry): seq})
-            self.redis.hset(self.keys.match(match_id), mapping={"seq": seq, "view": orjson.dumps({"seq": seq})})
+            self.store_accepted(match_id, entry)
         result = {"v": 1, "match_id": match_id, "status": "accepted", "duplicate": False, "view": {"seq": seq},
                   **entry}
         if publish:
             self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
         return result
+
+
+@pytest.fixture
+def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
+    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
+                         tmp_path, PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_SSE_KEEPALIVE_S="0.3",
+                         PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5",
+                         PLYLOG_STREAMS_PER_CLIENT="3") as running:
+        yield running
 
 
 def _error(response: httpx.Response, status: int, code: str) -> None:
@@ -247,7 +232,7 @@ def test_time_travel_reads_only_the_matchs_own_records_when_the_log_names_their_
         gateway.redis.zadd(gateway.keys.match_log("m-idx"), {orjson.dumps(entry): step.result["seq"]})
     for raw, step in played:
         assert gateway.http.get(f"/v1/matches/m-idx/positions/{step.result['seq']}").json() == step.result["view"]
-    read = _metric(gateway, "plylog_gateway_history_records_read_total")
+    read = gateway.metric("plylog_gateway_history_records_read_total")
     assert read == len(played), f"read {read} records for a match of {len(played)}"
 
 
@@ -255,11 +240,6 @@ def _home(gateway, key: bytes) -> int:
     from services.common.moves_log import partition_of
 
     return partition_of(key, 2)
-
-
-def _metric(gateway, name: str) -> float:
-    line = next(l for l in gateway.http.get("/metrics").text.splitlines() if l.startswith(name + " "))
-    return float(line.split()[1])
 
 
 def test_http_edges_oversized_bodies_forged_tokens_and_too_many_streams(gateway):

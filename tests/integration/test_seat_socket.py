@@ -13,59 +13,29 @@ import orjson
 import pytest
 from kafka import KafkaConsumer
 
-from services.common.redis_keys import Keys
 from services.gateway.tokens import SeatTokens
-from tests.e2e.gateway_stack import SECRET, gateway_process, unique_redis_prefix
+from tests.e2e.gateway_stack import SECRET
 from tests.e2e.socket_client import open_socket, read_to_close, receive, receive_until, refused
+
+from .gateway_under_test import GatewayUnderTest, running_gateway
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 TOKENS = SeatTokens(SECRET.encode())
 
 
-@pytest.fixture
-def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
-    topics = contract_topics(partitions=2)
-    prefix = unique_redis_prefix()
-    process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, prefix, tmp_path,
-                                   PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_WAIT_TIMEOUT_S="2",
-                                   PLYLOG_STREAMS_PER_CLIENT="3", PLYLOG_SOCKET_QUEUE="8",
-                                   PLYLOG_TIMEKEEPER_INTERVAL_S="0")
-    process.start()
-    try:
-        process.wait_ready(timeout=60)
-        yield _Gateway(url, Keys(prefix, 2), redis_client, topics, kafka_bootstrap)
-    finally:
-        process.stop()
+class _Gateway(GatewayUnderTest):
+    entry_player = "bob"
 
+    def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1, **view) -> None:
+        super().project(match_id, seats, seq, to_move=[0], **view)
 
-class _Gateway:
-    def __init__(self, url, keys, redis, topics, bootstrap):
-        self.url, self.keys, self.redis, self.topics, self.bootstrap = url, keys, redis, topics, bootstrap
-        self.http = httpx.Client(base_url=url, timeout=10)
-
-    def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1) -> None:
-        """A match as the projector would write it (hash and log up to `seq`)."""
-        view = {"match_id": match_id, "game": "strands", "seats": list(seats), "status": "active", "seq": seq,
-                "to_move": [0]}
-        self.redis.hset(self.keys.match(match_id), mapping={
-            "game": "strands", "seq": seq, "status": "active", "seats": orjson.dumps(list(seats)),
-            "view": orjson.dumps(view), "created_at": "2026-11-29T22:00:00.000Z"})
-        for n in range(1, seq + 1):
-            self.redis.zadd(self.keys.match_log(match_id), {orjson.dumps(self.entry(n)): n})
-
-    @staticmethod
-    def entry(seq: int, event_id: str = "", player: str = "bob") -> dict:
-        return {"seq": seq, "event_id": event_id or f"e{seq}", "player": player, "at": "2026-11-29T22:00:00.000Z",
-                "events": [{"type": "marker", "n": seq}]}
-
-    def publish(self, match_id: str, seq: int, event_id: str = "", player: str = "bob", status: str = "accepted",
+    def publish(self, match_id: str, seq: int, event_id: str = "", player: str = "", status: str = "accepted",
                 pad: int = 0) -> dict:
         """Announce a result as the projector does (an accepted one is stored in the log first)."""
         entry = self.entry(seq, event_id, player)
         result = {"v": 1, "match_id": match_id, "status": status, "duplicate": False, "view": {"seq": seq}, **entry}
         if status == "accepted":
-            self.redis.zadd(self.keys.match_log(match_id), {orjson.dumps(entry): seq})
-            self.redis.hset(self.keys.match(match_id), mapping={"seq": seq, "view": orjson.dumps({"seq": seq})})
+            self.store_accepted(match_id, entry)
         else:
             result.update(events=[], reason={"code": "illegal", "message": "no"})
         if pad:  # random: the socket compresses (permessage-deflate)
@@ -73,9 +43,14 @@ class _Gateway:
         self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
         return result
 
-    def metric(self, name: str) -> float:
-        lines = [l for l in self.http.get("/metrics").text.splitlines() if l.startswith(name + " ")]
-        return float(lines[0].split()[1]) if lines else 0.0
+
+@pytest.fixture
+def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
+    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
+                         tmp_path, PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_WAIT_TIMEOUT_S="2",
+                         PLYLOG_STREAMS_PER_CLIENT="3", PLYLOG_SOCKET_QUEUE="8",
+                         PLYLOG_TIMEKEEPER_INTERVAL_S="0") as running:
+        yield running
 
 
 def moves(gateway: _Gateway, expect: int, timeout: float = 15.0) -> list[dict]:
