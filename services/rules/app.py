@@ -1,10 +1,11 @@
 """The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
 
-Per batch (move records read ahead into batching.RecordBuffer, agent concurrency 1): fold every record, produce its result (and
-outcome or dead letter) to the record's own partition number; a committer task waits until
-Kafka acknowledged them all, then stores the changed states and the partition's position in the
-table, every queued batch together, while the agent folds the next batches (at most pipeline.DEPTH in
-flight, reading the states not stored yet from pipeline.Pending). Offsets are
+Per batch (taken from batching.RecordBuffer, which the consumer fills a fetch at a time; agent
+concurrency 1): fold every record, produce its result (and outcome or dead letter) to the
+record's own partition number; a committer task waits until Kafka acknowledged them all, then
+stores the changed states and the partition's position in the table, every queued batch
+together, while the agent folds the next batches (at most pipeline.DEPTH in flight, reading the
+states not stored yet from pipeline.Pending). Offsets are
 committed only up to the stored positions, after the changelog is flushed, so:
 - crash before the states are stored: the records come again and are folded again from the
   old state, giving the same result bytes (a repeat, never a gap);
