@@ -1,6 +1,7 @@
 """The `ws` bench scenario's pure parts (bench/ws_bots.py): the latency bookkeeping, the figures of
-one play, who moves when on the two sockets of a match (fake sockets, no gateway), and how its
-figures feed the report's summary (bench/figures.py), with the HTTP bots as the fallback."""
+one play, who moves when on the two sockets of a match (fake sockets, no gateway; then real ones on
+a loopback stand-in of the seat endpoint), and how its figures feed the report's summary
+(bench/figures.py), with the HTTP bots as the fallback."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +12,7 @@ import pytest
 from bench import runner
 from bench.figures import FIGURES, RATIOS, SUMMARY, derive, summary_of, summary_sources
 from bench.http_bots import Created
-from bench.ws_bots import Book, SeatClient, Table, figures_of
+from bench.ws_bots import Book, SeatClient, Table, figures_of, play
 
 
 # --- the book ------------------------------------------------------------------------------------
@@ -197,3 +198,49 @@ def test_the_client_summary_comes_from_ws_when_it_ran_else_from_http():
                  "http": _summary(moves_per_s=450.0)}
     assert summary_of(failed_ws)["client_moves_per_s"] == 450.0  # every ws run failed: http's is the number
     assert summary_of({})["client_moves_per_s"] is None
+
+
+# --- the sockets, on a loopback stand-in of the seat endpoint ------------------------------------
+def test_play_runs_matches_to_their_end_over_real_sockets():
+    """SeatClient.open / play on `websockets` against a tiny server that answers like the gateway
+    (hello; each action's result to its socket, an update to the other seat's)."""
+    from websockets.asyncio.server import serve
+
+    matches: dict[str, dict] = {}
+
+    async def handler(connection):
+        match_id = connection.request.path.split("/")[3]
+        seat = int(connection.request.headers["Authorization"][-1])
+        match = matches.setdefault(match_id, {"seq": 1, "sockets": {}})
+        match["sockets"][seat] = connection
+        await connection.send(orjson.dumps({"type": "hello", "seq": match["seq"], "seat": seat}).decode())
+        async for text in connection:
+            action = orjson.loads(text)
+            match["seq"] += 1
+            answer = {"status": "accepted", "seq": match["seq"], "event_id": action["event_id"]}
+            await connection.send(orjson.dumps({"type": "result", **answer}).decode())
+            other = match["sockets"].get(1 - seat)
+            if other is not None:
+                await other.send(orjson.dumps({"type": "update", **answer}).decode())
+
+    async def go(sequential: bool) -> Book:
+        async with serve(handler, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            book = Book()
+            tables = []
+            for n, order in enumerate(([0, 1, 0, 1, 1, 0], [0, 0, 1])):
+                records = [{"player": "a", "action": {}}, *[{"player": "ab"[s], "action": {"n": i}}
+                                                            for i, s in enumerate(order)]]
+                table = Table.of(Created(f"m{n}{sequential:d}", ["t0", "t1"], {"a": 0, "b": 1}), records, sequential)
+                table.seats = [SeatClient(table, seat, book) for seat in range(2)]
+                for client in table.seats:
+                    await client.open(f"ws://127.0.0.1:{port}")
+                tables.append(table)
+            elapsed = await asyncio.wait_for(play(tables, book), 20)
+            assert elapsed > 0 and all(t.over.is_set() for t in tables)
+            return book
+
+    for sequential in (False, True):
+        book = asyncio.run(go(sequential))
+        assert (book.moves, book.failed, book.pending, book.sent) == (9, 0, 0, {})
+        assert len(book.latencies_ms) == 9 and all(ms >= 0 for ms in book.latencies_ms)
