@@ -92,6 +92,17 @@ FIGURES: list[Figure] = [
     Figure("http", "p50_ms", "HTTP move p50 (request → applied result)", "ms", digits=1),
     Figure("http", "p99_ms", "HTTP move p99", "ms", digits=1),
     Figure("http", "gateway_cpu_us_per_move", "gateway CPU per HTTP move", "µs"),
+    Figure("ws", "moves_per_s", "seat-socket moves through the gateway, closed loop, {ws_matches} matches "
+           "(2 sockets each)", "moves/s"),
+    Figure("ws", "steady_moves_per_s", "seat-socket moves, steady (median whole second)", "moves/s"),
+    Figure("ws", "vs_peer", "seat-socket moves / boardgame.io closed loop", "×", digits=2),
+    Figure("ws", "p50_ms", "seat-socket move p50 (action → its result message)", "ms", digits=1),
+    Figure("ws", "p99_ms", "seat-socket move p99", "ms", digits=1),
+    Figure("ws", "p99_vs_peer", "seat-socket move p99 / boardgame.io's closed-loop p99", "×", digits=2),
+    Figure("ws", "gateway_cpu_us_per_move", "gateway CPU per seat-socket move", "µs"),
+    Figure("ws", "single_p50_ms", "one client alone over the seat socket: move p50 (action → its result)", "ms",
+           digits=1),
+    Figure("ws", "single_p99_ms", "one client alone over the seat socket: move p99", "ms", digits=1),
     Figure("peer", "moves_per_s", "boardgame.io: closed loop, {peer_matches} matches (2 socket.io clients each)",
            "moves/s"),
     Figure("peer", "p99_ms", "boardgame.io closed-loop move p99 (move → the server's update)", "ms", digits=1),
@@ -113,10 +124,14 @@ RATIOS: list[tuple[str, str, str, str, str]] = [
     ("latency", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
     ("latency", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
     ("http", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
+    ("ws", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
+    ("ws", "steady_moves_per_s", "peer", "steady_moves_per_s", "steady_vs_peer"),
+    ("ws", "p99_ms", "peer", "p99_ms", "p99_vs_peer"),
 ]
 
 #: The report's top-level `summary`: key -> (scenario, figure) whose median it is; None when no
-#: scenario measures it yet. Every value is a number, or null when its scenario did not run.
+#: scenario measures it yet. Every value is a number, or null when its scenario did not run (and
+#: neither did its FALLBACK's).
 SUMMARY: dict[str, Optional[tuple[str, str]]] = {
     "peer_moves_per_s": ("peer", "moves_per_s"),
     "pipeline_moves_per_s": ("pipeline", "moves_per_s"),
@@ -124,12 +139,19 @@ SUMMARY: dict[str, Optional[tuple[str, str]]] = {
     "peer_latency_p99_ms": ("peer", "latency_p99_ms"),
     "latency_p99_ms": ("latency", "p99_ms"),
     "latency_rate_held": ("latency", "rate_held"),  # achieved / offered moves/s (1.0: all of it)
-    "client_moves_per_s": ("http", "moves_per_s"),  # the closed-loop HTTP bots through the gateway
-    "client_vs_peer": ("http", "vs_peer"),
-    "single_client_p50_ms": None,  # no scenario measures one client alone yet
+    "client_moves_per_s": ("ws", "moves_per_s"),  # closed-loop clients through the gateway (seat sockets)
+    "client_vs_peer": ("ws", "vs_peer"),
+    "single_client_p50_ms": ("ws", "single_p50_ms"),  # one client alone, action -> its result message
     "rules_cpu_vs_passthrough": ("pipeline", "rules_cpu_vs_passthrough"),
     "projector_cpu_vs_passthrough": ("pipeline", "projector_cpu_vs_passthrough"),
     "recovery_s": None,  # no scenario measures a recovery yet
+}
+
+#: Where a SUMMARY key comes from when its own scenario did not run: the HTTP bots, the other
+#: client load through the gateway (`summary_sources` says which one each value is).
+FALLBACK: dict[str, tuple[str, str]] = {
+    "client_moves_per_s": ("http", "moves_per_s"),
+    "client_vs_peer": ("http", "vs_peer"),
 }
 
 
@@ -150,10 +172,27 @@ def derive(summaries: dict) -> None:
                                                 "max": _quotient(top["max"], bottom["min"]), "runs": None}
 
 
+def _source(summaries: dict, key: str) -> Optional[tuple[str, str]]:
+    """The (scenario, figure) that gives SUMMARY's `key` in these summaries: its own, else its
+    FALLBACK, when measured (a median); None when neither is."""
+    for source in (SUMMARY[key], FALLBACK.get(key)):
+        if source is None:
+            continue
+        figure = summaries.get(source[0], {}).get("figures", {}).get(source[1])
+        if figure is not None and figure["median"] is not None:
+            return source
+    return None
+
+
 def summary_of(summaries: dict) -> dict[str, Optional[float]]:
     """The headline numbers: medians of the SUMMARY's figures (after `derive`), None where missing."""
     out: dict[str, Optional[float]] = {}
-    for key, source in SUMMARY.items():
-        figure = None if source is None else summaries.get(source[0], {}).get("figures", {}).get(source[1])
-        out[key] = None if figure is None else figure["median"]
+    for key in SUMMARY:
+        source = _source(summaries, key)
+        out[key] = None if source is None else summaries[source[0]]["figures"][source[1]]["median"]
     return out
+
+
+def summary_sources(summaries: dict) -> dict[str, Optional[str]]:
+    """`scenario.figure` that each headline number of `summary_of` is (None where it is null)."""
+    return {key: None if (source := _source(summaries, key)) is None else ".".join(source) for key in SUMMARY}

@@ -26,19 +26,36 @@ class HttpTally:
     failures: list[str] = field(default_factory=list)
 
 
-async def play_match(client: httpx.AsyncClient, operator_key: str, match: list[bytes], bot: int, deadline: float,
-                     tally: HttpTally) -> None:
-    records = [orjson.loads(raw) for raw in match]
+@dataclass
+class Created:
+    """A match made from a pre-generated one: its id, the seat tokens, and the seat of each of the
+    pre-generated records' players (the records name their own players; the match has the bot's)."""
+    match_id: str
+    tokens: list[str]
+    seat_of: dict[str, int]
+
+
+async def create_match(client: httpx.AsyncClient, operator_key: str, records: list[dict], bot: int) -> Created | str:
+    """`POST /v1/matches` with the create of `records` (decoded move records, the create first) for
+    two players of bot number `bot`; the match made, or why not (one line)."""
     create = records[0]["action"]
     players = [f"bench-{bot}-{seat}" for seat in range(len(create["seats"]))]
-    seat_of = {name: seat for seat, name in enumerate(create["seats"])}
     made = await client.post("/v1/matches", json={"game": create["game"], "seats": players, "options": create["options"]},
                              headers={"Authorization": f"Bearer {operator_key}"})
     if made.status_code != 201:
-        return _failed(tally, f"create: {made.status_code} {made.text[:200]}")
-    tally.moves += 1
+        return f"create: {made.status_code} {made.text[:200]}"
     created = made.json()
-    match_id, tokens = created["match_id"], created["tokens"]
+    return Created(created["match_id"], created["tokens"], {name: seat for seat, name in enumerate(create["seats"])})
+
+
+async def play_match(client: httpx.AsyncClient, operator_key: str, match: list[bytes], bot: int, deadline: float,
+                     tally: HttpTally) -> None:
+    records = [orjson.loads(raw) for raw in match]
+    made = await create_match(client, operator_key, records, bot)
+    if isinstance(made, str):
+        return failed(tally, made)
+    tally.moves += 1
+    match_id, tokens, seat_of = made.match_id, made.tokens, made.seat_of
     for record in records[1:]:
         if time.perf_counter() >= deadline:
             return
@@ -48,12 +65,13 @@ async def play_match(client: httpx.AsyncClient, operator_key: str, match: list[b
                                    json={"action": record["action"]}, headers={"Authorization": f"Bearer {token}"})
         took = (time.perf_counter() - started) * 1000
         if answer.status_code != 200 or answer.json().get("status") != "accepted":
-            return _failed(tally, f"action: {answer.status_code} {answer.text[:200]}")
+            return failed(tally, f"action: {answer.status_code} {answer.text[:200]}")
         tally.latencies_ms.append(took)
         tally.moves += 1
 
 
-def _failed(tally: HttpTally, why: str) -> None:
+def failed(tally, why: str) -> None:
+    """Count a failure of `tally` (anything with `failed` and `failures`), keeping the first few reasons."""
     tally.failed += 1
     if len(tally.failures) < 5:
         tally.failures.append(why)

@@ -191,15 +191,16 @@ def projector(stack: BenchStack, space: RunSpace) -> Service:
 
 
 def gateway(stack: BenchStack, space: RunSpace) -> Service:
-    """The HTTP gateway on a free port, without its rate limits and its timekeeper (the bots play
-    untimed matches as fast as they can; the limiter is not what is measured). The bots create
+    """The HTTP gateway on a free port, without its rate limits, live-stream cap and timekeeper (the
+    bots play untimed matches as fast as they can; the limiter is not what is measured). The bots create
     matches as a platform's server does, with the operator key (`env["PLYLOG_OPERATOR_KEY"]`)."""
     port = free_port()
     env = {**service_env(stack, space), "PLYLOG_SERVICE": "gateway", "PLYLOG_INSTANCE": "1",
            "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_GATEWAY_HOST": "127.0.0.1", "PLYLOG_SECRET": secrets.token_hex(16),
            "PLYLOG_OPERATOR_KEY": secrets.token_hex(16), "PLYLOG_ADDRESS_RATE_PER_S": "1000000",
            "PLYLOG_ADDRESS_RATE_BURST": "1000000",
-           "PLYLOG_RATE_PER_S": "1000000", "PLYLOG_RATE_BURST": "1000000", "PLYLOG_TIMEKEEPER_INTERVAL_S": "0"}
+           "PLYLOG_RATE_PER_S": "1000000", "PLYLOG_RATE_BURST": "1000000", "PLYLOG_TIMEKEEPER_INTERVAL_S": "0",
+           "PLYLOG_STREAMS_PER_CLIENT": "100000"}  # the seat-socket clients all come from 127.0.0.1
     return Service("gateway", "services.gateway", ("--log-level", "warning"), env, space.dir,
                    ready_url=f"http://127.0.0.1:{port}/healthz")
 

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import peer, scenarios
-from .figures import FIGURES, derive, summary_of
+from .figures import FIGURES, derive, summary_of, summary_sources
 from .measure import percentile, spread
 from .scenarios import Context, Params, RunResult
 from .stack import BenchStack
@@ -47,6 +47,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
     Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
+    Scenario("ws", "closed-loop clients over the gateway's seat socket (2 per match), then one client alone",
+             scenarios.ws, "moves_per_s"),
     Scenario("peer", "boardgame.io 0.50.2 playing Strands: closed loop, then at the latency scenario's offered rate",
              peer.run, "moves_per_s", needs_stack=False, unavailable=peer.unavailable),
 ]}
@@ -103,6 +105,7 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
         report["scenarios"][name] = summarise(SCENARIOS[name], outcomes[name])
     derive(report["scenarios"])
     report["summary"] = summary_of(report["scenarios"])
+    report["summary_sources"] = summary_sources(report["scenarios"])
     attach_goals(report)
     report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report["host"]["load_average_end"] = list(os.getloadavg())

@@ -27,9 +27,9 @@ from services.common import moves_log, redis_client
 from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
-from . import http_bots, latency
+from . import http_bots, latency, ws_bots
 from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all
-from .logs import interleave
+from .logs import interleave, random_match
 from .measure import EndOffsets, Series, follow, latency_figures
 from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, gateway, passthrough, projector, rules_worker,
                     service_env)
@@ -54,6 +54,8 @@ class Params:
     replay_matches: int = 300        # per game
     http_bots: int = 48              # concurrent closed-loop HTTP clients
     http_seconds: float = 20.0
+    ws_matches: int = 200            # seat-socket clients: matches played at once, 2 sockets each (as the peer's)
+    ws_single_matches: int = 4       # then one client alone: matches played one move at a time
     peer_warmup_matches: int = 100   # boardgame.io: matches played on each fresh server before it is measured
     peer_matches: int = 200          # its closed-loop throughput run
     peer_latency_matches: int = 200  # its run at `latency_rate` offered
@@ -62,7 +64,7 @@ class Params:
 FULL = Params()
 QUICK = Params(runs=1, warmup=False, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
                latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0,
-               peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50)
+               ws_matches=50, ws_single_matches=1, peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50)
 
 
 @dataclass
@@ -336,4 +338,47 @@ async def http(ctx: Context) -> RunResult:
                     latencies={f"{p.http_bots} HTTP bots, request -> applied result": values})
     if tally.failed:
         run.notes.append(f"{tally.failed} HTTP requests failed or were rejected, e.g. {tally.failures[0]}")
+    return run
+
+
+WS_GAME, WS_SEED = "strands", 17  # the peer's game (Strands, classic 6-ring board: 49 moves a match)
+
+
+async def ws(ctx: Context) -> RunResult:
+    """Closed-loop clients over the gateway's seat socket (bench/ws_bots.py): `ws_matches` matches
+    at once, two sockets each, like the peer's harness; then one client alone, one move at a time
+    (rules worker, projector and gateway running, as for `http`)."""
+    p = ctx.params
+    count = max(p.ws_matches, p.ws_single_matches)
+    def make() -> list[list[bytes]]:
+        ctx.say(f"generating {count} random {WS_GAME} matches (seed {WS_SEED}) ...")
+        return [list(random_match(WS_GAME, WS_SEED, n)) for n in range(count)]
+
+    pool = ctx.memo(("ws", count), make)
+    with ctx.stack.run_space("ws") as space:
+        front = gateway(ctx.stack, space)
+        with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
+                      profile=ctx.profile("ws")) as running:
+            url, key = front.ready_url.rsplit("/", 1)[0], front.env["PLYLOG_OPERATOR_KEY"]
+            book, seconds, cpu = await ws_bots.closed_loop(url, key, pool[:p.ws_matches], running.cpu_seconds,
+                                                          lambda f: ctx.step(0.85 * f))
+            running.check_alive()
+            await asyncio.sleep(1.0)  # the last matches' results settle: the client is alone next
+            alone = await ws_bots.single_client(url, key, pool[:p.ws_single_matches],
+                                                lambda f: ctx.step(0.85 + 0.15 * f))
+            running.check_alive()
+    if not book.latencies_ms or not alone.latencies_ms:
+        raise RuntimeError("no seat-socket action was answered accepted; first failures: "
+                           f"{book.failures + alone.failures}")
+    single = sorted(alone.latencies_ms)
+    run = RunResult({**ws_bots.figures_of(book, seconds, cpu), "matches": float(p.ws_matches),
+                     **latency_figures(single, "single_"), "single_moves": float(alone.moves)},
+                    latencies={f"{p.ws_matches} matches closed loop, 2 seat sockets each: action -> its result":
+                               sorted(book.latencies_ms), "one client alone: action -> its result": single})
+    for name, tally in (("closed loop", book), ("one client", alone)):
+        if tally.failed:
+            run.notes.append(f"{name}: {tally.failed} matches stopped (rejected, refused or socket lost), "
+                             f"e.g. {tally.failures[0]}")
+        if tally.pending:
+            run.notes.append(f"{name}: {tally.pending} actions answered pending (no result within the gateway's wait)")
     return run

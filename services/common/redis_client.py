@@ -9,7 +9,7 @@ wipe of `plylog rebuild`, CLIENT LIST, SCAN) go to every node through `nodes`.
 """
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import redis
 import redis.asyncio as aioredis
@@ -18,6 +18,7 @@ from redis.cluster import ClusterNode, RedisCluster
 
 from .settings import RedisTarget
 
+DEFAULT_MAX_CONNECTIONS = 100  # redis-py's own default
 SyncClient = Union[redis.Redis, RedisCluster]
 AsyncClient = Union[aioredis.Redis, AsyncRedisCluster]
 
@@ -32,11 +33,19 @@ def connect(target: RedisTarget | str, **options: Any) -> SyncClient:
                         require_full_coverage=True, **options)
 
 
-def connect_async(target: RedisTarget | str, **options: Any) -> AsyncClient:
-    """The asyncio client for `target` (the gateway's)."""
+def connect_async(target: RedisTarget | str, wait_for_connection_s: Optional[float] = None,
+                  **options: Any) -> AsyncClient:
+    """The asyncio client for `target` (the gateway's). redis-py keeps at most `max_connections`
+    (default 100) connections and fails a command past them with MaxConnectionsError; with
+    `wait_for_connection_s` such a command waits that long for a free one instead (one Redis,
+    not a cluster: its client has no waiting pool)."""
     target = RedisTarget.parse(target) if isinstance(target, str) else target
     if not target.cluster:
-        return aioredis.Redis.from_url(target.url, **options)
+        if wait_for_connection_s is None:
+            return aioredis.Redis.from_url(target.url, **options)
+        options.setdefault("max_connections", DEFAULT_MAX_CONNECTIONS)
+        pool = aioredis.BlockingConnectionPool.from_url(target.url, timeout=wait_for_connection_s, **options)
+        return aioredis.Redis.from_pool(pool)
     options.pop("health_check_interval", None)  # per node in the cluster client; not taken here
     return AsyncRedisCluster(startup_nodes=[AsyncClusterNode(host, port) for host, port in target.nodes],
                              require_full_coverage=True, **options)

@@ -64,7 +64,10 @@ class Gateway:
         self.auth = Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt)
         self.producer = await _start_producer(s.kafka_bootstrap)
         keys = Keys(c.redis_prefix, await _partitions(self.producer, s.topics.moves, s.partitions))
-        self.redis = redis_client.connect_async(s.redis, socket_connect_timeout=5, health_check_interval=30)
+        # Many concurrent actions (a few hundred seat sockets) need more than the pool's 100 connections
+        # at once: they wait for one rather than fail with "Redis is unavailable (MaxConnectionsError)".
+        self.redis = redis_client.connect_async(s.redis, wait_for_connection_s=5, socket_connect_timeout=5,
+                                                health_check_interval=30)
         self.projection = Projection(self.redis, keys)
         self.hub = LiveHub(redis_client.pubsub_client(s.redis, socket_connect_timeout=5), keys,
                            reconnect=lambda attempt: redis_client.pubsub_client(s.redis, attempt, socket_connect_timeout=5))

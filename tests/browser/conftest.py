@@ -104,6 +104,7 @@ def new_page(browser, web_stack, request):
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(f"{player}: {error}"))
+        record_sockets(page)
         return page
 
     errors: list[str] = []
@@ -115,12 +116,37 @@ def new_page(browser, web_stack, request):
     assert not errors, f"JavaScript errors in the pages: {errors}"
 
 
+#: page -> every WebSocket frame it sent and received: [(url, "sent" | "received", payload)]
+SOCKET_FRAMES: dict = {}
+
+
+def record_sockets(page) -> list:
+    """Keep every frame of the page's WebSockets (the seat sockets) in SOCKET_FRAMES[page]."""
+    frames = SOCKET_FRAMES.setdefault(page, [])
+
+    def opened(socket) -> None:
+        socket.on("framesent", lambda payload: frames.append((socket.url, "sent", payload)))
+        socket.on("framereceived", lambda payload: frames.append((socket.url, "received", payload)))
+
+    page.on("websocket", opened)
+    return frames
+
+
 def validate_what_the_page_received(page) -> None:
-    """Every result (action answers, stream events) and view the page's fetches received, against
-    the committed JSON Schemas (tests/schema_check.py counts them for the run's summary)."""
+    """Every result (action answers, stream events, seat-socket messages) and view the page
+    received, against the committed JSON Schemas (tests/schema_check.py counts them for the run's
+    summary)."""
     import orjson
 
     from tests.schema_check import check, check_result
+
+    for _, direction, payload in SOCKET_FRAMES.pop(page, []):
+        message = orjson.loads(payload) if direction == "received" else {}
+        kind = message.pop("type", None)
+        if kind in ("result", "update") and message.get("status") in ("accepted", "rejected"):
+            check_result(message)
+        elif kind == "hello" and message.get("view") is not None:
+            check("view", message["view"], game=message["view"]["game"])
 
     for entry in page.evaluate("window.__plylogNetwork || []"):
         path, text = entry["url"].split("?")[0], entry["text"]

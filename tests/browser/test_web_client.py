@@ -16,7 +16,7 @@ from services.gateway.submit import move_record
 from tests.e2e.gateway_stack import operator
 from tests.integration.harness import produce
 
-from .conftest import screenshot
+from .conftest import SOCKET_FRAMES, screenshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
@@ -158,8 +158,9 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
 
 # --- Mastermind: a round played and scored; the secret never reaches another page early --------
 def network_texts(page, responses) -> list[str]:
-    """What reached the page: every recorded response body, the SSE streams included."""
+    """What reached the page: every recorded response body, the SSE streams and seat sockets included."""
     texts = [entry["text"] for entry in page.evaluate("window.__plylogNetwork || []")]
+    texts += [payload for _, way, payload in SOCKET_FRAMES.get(page, []) if way == "received"]
     for response in responses:
         if "/stream" in response.url:
             continue

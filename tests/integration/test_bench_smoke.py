@@ -22,13 +22,14 @@ pytestmark = pytest.mark.integration
 
 TINY = dataclasses.replace(QUICK, moves=800, open_matches=60, latency_rate=200.0, latency_seconds=3.0,
                            latency_warmup_s=0.5, latency_bots=60, memory_matches=120, replay_matches=4,
-                           peer_warmup_matches=10, peer_matches=30, peer_latency_matches=20)
+                           ws_matches=40, ws_single_matches=1, peer_warmup_matches=10, peer_matches=30,
+                           peer_latency_matches=20)
 PEER_MISSING = peer.unavailable()
 #: the ratios to the peer (gone, with its own figures, when it cannot run)
 PEER_RATIOS = {(scenario, name) for scenario, _, other, _, name in RATIOS if other == "peer"}
 
 #: figures that are not rates or sizes (a speed-up below 1 is a finding, not a fault)
-NOT_POSITIVE = {"missed_ticks", "unanswered", "failed"}
+NOT_POSITIVE = {"missed_ticks", "unanswered", "failed", "pending"}
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,14 @@ def test_the_figures_hang_together(quick_report):
     assert 0 < latency["achieved_per_s"] <= TINY.latency_rate * 1.05
     assert figures["memory"]["active_matches"] >= TINY.memory_matches
     assert figures["memory"]["rules_rss_mib"] > 20  # a Python process with Faust, not a misread unit
+    ws = figures["ws"]
+    assert ws["failed"] == 0 and ws["matches"] == TINY.ws_matches
+    assert ws["moves"] >= TINY.ws_matches * 40  # every Strands match played to its end (~49 moves)
+    assert ws["p50_ms"] <= ws["p99_ms"] <= ws["max_ms"] and ws["single_p50_ms"] <= ws["single_p99_ms"]
+    assert 20 < ws["gateway_cpu_us_per_move"] < 100_000  # the gateway at work, not a misread unit
+    summary = quick_report[0]["summary"]
+    assert summary["client_moves_per_s"] == ws["moves_per_s"] and summary["single_client_p50_ms"] == ws["single_p50_ms"]
+    assert quick_report[0]["summary_sources"]["client_moves_per_s"] == "ws.moves_per_s"
 
 
 def test_plots_and_the_readme_table_are_written(quick_report, tmp_path):
@@ -108,12 +117,14 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
     assert figures["pipeline"]["vs_peer"] == pytest.approx(figures["pipeline"]["moves_per_s"] / mine["moves_per_s"])
     assert figures["latency"]["p99_vs_peer"] == pytest.approx(figures["latency"]["p99_ms"] / mine["latency_p99_ms"])
     assert figures["http"]["vs_peer"] == pytest.approx(figures["http"]["moves_per_s"] / mine["moves_per_s"])
+    assert figures["ws"]["vs_peer"] == pytest.approx(figures["ws"]["moves_per_s"] / mine["moves_per_s"])
     summary = result["summary"]
     assert summary["pipeline_vs_peer"] == figures["pipeline"]["vs_peer"]
-    assert summary["client_vs_peer"] == figures["http"]["vs_peer"]
+    assert summary["client_vs_peer"] == figures["ws"]["vs_peer"]  # seat-socket clients, like the peer's
     assert summary["peer_latency_p99_ms"] == mine["latency_p99_ms"]
     assert summary["latency_rate_held"] == figures["latency"]["rate_held"]
     table = report.markdown_table(result, "smoke.json")
     for row in ("| pipeline / boardgame.io closed loop |", "| latency p99 / boardgame.io's at the same offered rate |",
-                "| HTTP moves / boardgame.io closed loop |", "| boardgame.io: closed loop, 30 matches"):
+                "| HTTP moves / boardgame.io closed loop |", "| seat-socket moves / boardgame.io closed loop |",
+                "| boardgame.io: closed loop, 30 matches"):
         assert row in table, row

@@ -1,4 +1,5 @@
-// The gateway's public HTTP API and its SSE stream: the only way this client talks to plylog.
+// The gateway's public HTTP API and its SSE stream: with the seat socket (seat.js), the only way
+// this client talks to plylog.
 // Every error the gateway returns is {"error": {"code", "message"}}; it becomes an ApiError.
 
 export class ApiError extends Error {
@@ -56,7 +57,7 @@ export const api = {
       body: expectedSeq === undefined || expectedSeq === null ? { action } : { action, expected_seq: expectedSeq },
     }),
   match: (matchId) => request("GET", `/v1/matches/${enc(matchId)}`),
-  events: (matchId) => request("GET", `/v1/matches/${enc(matchId)}/events`),
+  events: (matchId, since) => request("GET", `/v1/matches/${enc(matchId)}/events`, { query: { since } }),
   position: (matchId, seq) => request("GET", `/v1/matches/${enc(matchId)}/positions/${seq}`),
   legalActions: (matchId, token) => request("GET", `/v1/matches/${enc(matchId)}/legal-actions`, { token }),
   /** The bots one can play against: {bots: {game: [{id, player, description}]}}. */

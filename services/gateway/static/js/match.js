@@ -1,8 +1,10 @@
-// The match page: play (with a seat token) or watch one match, live from its SSE stream.
+// The match page: play (with a seat token) or watch one match, live from its seat sockets (a
+// player) or its SSE stream (a spectator, or a player whose socket cannot open; seat.js).
 // URL: /match.html?id=<match_id>[#token=<seat token>] — a token in the fragment is stored in
 // localStorage and removed from the address bar.
 
-import { api, followMatch, listOf } from "./api.js";
+import { api, listOf } from "./api.js";
+import { followLive } from "./seat.js";
 import { GAMES, describeEvent, outcomeText, seatName } from "./games/index.js";
 import {
   GAME_TITLES, clear, copyButton, formatClock, h, header, identity, messageArea, playerName, query, rememberSeat,
@@ -14,6 +16,7 @@ const messages = messageArea();
 const live = h("p", { class: "live-state", role: "status", "aria-live": "polite" }, "connecting…");
 const root = h("main", { id: "match", class: "match" });
 const state = { view: null, legal: null, local: {}, drafts: {}, log: [], busy: false, confirmResign: false };
+let link = null; // followLive's: the seat sockets or the SSE stream
 
 // What the player types (a bid, a guess) survives the re-renders that come without a new
 // position (legal actions arriving, a busy flag, a rejection); a new position clears it.
@@ -60,14 +63,15 @@ function canAct(view) {
 // --- actions ----------------------------------------------------------------------------------
 async function act(action) {
   const view = state.view;
-  const entry = seatsOf(matchId)[actingSeat(view)];
+  const seat = actingSeat(view);
+  const entry = seatsOf(matchId)[seat];
   if (!entry || state.busy) return false;
   state.busy = true;
   document.body.classList.add("busy");
   messages.clear();
   let result = null, failure = null;
   try {
-    result = await api.act(matchId, entry.token, action, view.seq);
+    result = await link.act(seat, entry.token, action, view.seq);
   } catch (error) {
     failure = error.message || String(error);
   } finally {
@@ -96,6 +100,7 @@ async function join() {
     const token = answer.token;
     if (!token) throw new Error("the service has not answered the join yet; look again in a moment");
     rememberSeat(matchId, answer.seat ?? seatOfToken(token), token, true);
+    link.refresh();
     messages.show(`You joined as ${seatName(state.view.game, seatOfToken(token))}.`, "info");
     applyView((await api.match(matchId)));
   } catch (error) {
@@ -114,6 +119,7 @@ async function fetchMissingTokens(view) {
   try {
     const answer = await api.tokens(matchId, me.token);
     answer.tokens.forEach((token, seat) => { if (token) rememberSeat(matchId, seat, token, true); });
+    if (link) link.refresh();
     render();
     loadLegalActions();
   } catch (error) {
@@ -309,12 +315,19 @@ async function start() {
   }
   applyView(view);
   const fromSeq = state.log.length ? Math.max(view.seq, state.log[state.log.length - 1].seq) : view.seq;
-  followMatch(matchId, {
+  link = followLive(matchId, {
     fromSeq,
+    seats: () => mySeats().map((seat) => ({ seat, token: seatsOf(matchId)[seat].token })),
     onRecord,
+    onView: applyView,
     onState: (s) => {
       live.textContent = { connecting: "connecting…", live: "● live", reconnecting: "connection lost — reconnecting…" }[s];
       live.dataset.state = s;
+    },
+    // for scripts and tests: how this page plays ("socket": the seat socket; "sse": stream + POST)
+    onTransport: (name) => {
+      document.body.dataset.transport = name;
+      live.title = name === "socket" ? "live over the seat socket" : "live over the event stream";
     },
   });
   setInterval(tickClocks, 200);
