@@ -127,9 +127,10 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             for flight in await take_queued(queue):
                 flight.batch.counts["replaced"] = await acknowledged(send, flight.batch.sends, flight.deliveries)
                 group.append(flight)
-            current = [flight for flight in group if flight.generation == app.consumer_generation_id]
+            generation = app.consumer_generation_id
+            current = [flight for flight in group if flight.generation == generation]
             for flight in group:
-                if flight not in current:
+                if flight.generation != generation:
                     pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
                     log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will "
                                 "be answered again from the stored positions (same results)", flight.number)

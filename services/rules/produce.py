@@ -42,7 +42,7 @@ async def acknowledged(send: Send, sends: list[Outgoing], futures: list[asyncio.
     """Wait for the deliveries `start` began; returns how many records were replaced."""
     # Shielded: when the worker stops while a batch is in flight, cancelling this wait must not
     # cancel the producer's own futures (Faust sets their results later: InvalidStateError).
-    outcomes = await asyncio.gather(*map(asyncio.shield, futures), return_exceptions=True)
+    outcomes = await asyncio.shield(asyncio.gather(*futures, return_exceptions=True))
     failed = [(out, error) for out, error in zip(sends, outcomes) if isinstance(error, BaseException)]
     for _, error in failed:
         if not isinstance(error, REFUSED_FOR_THE_RECORD):
