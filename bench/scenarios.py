@@ -211,7 +211,6 @@ async def scale(ctx: Context) -> RunResult:
             run.figures[f"workers_{workers}{suffix}_cpu_us_per_move"] = sum(measured.cpu_us.values())
             label = f"{workers} rules worker{'s' if workers > 1 else ''}{', no standby' if suffix else ''}"
             run.series[label] = measured.series
-    run.figures["workers_1_no_standby_cpu_us_per_move"] = run.figures["workers_1_cpu_us_per_move"]
     one = run.figures["workers_1_cpu_us_per_move"]
     for workers in SCALE_WORKERS[1:]:
         run.figures[f"speedup_{workers}"] = run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
