@@ -42,6 +42,16 @@ class GatewayUnderTest:
         self.redis.zadd(self.keys.match_log(match_id), {orjson.dumps(entry): entry["seq"]})
         self.redis.hset(self.keys.match(match_id), mapping={"seq": entry["seq"], "view": orjson.dumps({"seq": entry["seq"]})})
 
+    @staticmethod
+    def result(match_id: str, entry: dict, status: str = "accepted") -> dict:
+        """The result record the projector announces for a log entry."""
+        return {"v": 1, "match_id": match_id, "status": status, "duplicate": False, "view": {"seq": entry["seq"]},
+                **entry}
+
+    def announce(self, match_id: str, result: dict) -> None:
+        """PUBLISH a result on the match's live channel, as the projector does."""
+        self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
+
     def metric(self, name: str) -> float:
         lines = [line for line in self.http.get("/metrics").text.splitlines() if line.startswith(name + " ")]
         return float(lines[0].split()[1]) if lines else 0.0

@@ -30,10 +30,9 @@ class _Gateway(GatewayUnderTest):
         entry = self.entry(seq)
         if store:
             self.store_accepted(match_id, entry)
-        result = {"v": 1, "match_id": match_id, "status": "accepted", "duplicate": False, "view": {"seq": seq},
-                  **entry}
+        result = self.result(match_id, entry)
         if publish:
-            self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
+            self.announce(match_id, result)
         return result
 
 

@@ -33,14 +33,14 @@ class _Gateway(GatewayUnderTest):
                 pad: int = 0) -> dict:
         """Announce a result as the projector does (an accepted one is stored in the log first)."""
         entry = self.entry(seq, event_id, player)
-        result = {"v": 1, "match_id": match_id, "status": status, "duplicate": False, "view": {"seq": seq}, **entry}
+        result = self.result(match_id, entry, status)
         if status == "accepted":
             self.store_accepted(match_id, entry)
         else:
             result.update(events=[], reason={"code": "illegal", "message": "no"})
         if pad:  # random: the socket compresses (permessage-deflate)
             result["pad"] = os.urandom(pad // 2).hex()
-        self.redis.publish(self.keys.live(match_id), orjson.dumps(result))
+        self.announce(match_id, result)
         return result
 
 
