@@ -28,6 +28,22 @@ _MATCH_ID = re.compile(MATCH_ID_PATTERN)
 #: Older retries are decided again (`expected_seq` makes that safe for any client).
 ID_MEMORY = 128
 
+#: A finished match is forgotten once its partition of the moves log holds this many records after
+#: the one that ended it: a record beyond that is folded as if the match never existed (the rules
+#: worker deletes the state, so its table and its recovery hold active matches, not history).
+#: Until then a late record gets what any finished match answers (`match_over`, a retry its
+#: `duplicate`). A rule of the log's offsets, not of a clock, so every refold of the log (audit,
+#: time travel) answers such a record exactly as the worker did; a match log file has no offsets
+#: and forgets nothing.
+FORGET_FINISHED_AFTER = 10_000
+
+
+def forgotten(state: Optional[MatchState], ended_offset: Optional[int], offset: Optional[int]) -> bool:
+    """Whether a record at `offset` finds the finished match whose last change (its end) was the
+    record at `ended_offset` of the same partition already forgotten."""
+    return (state is not None and state.status == "over" and ended_offset is not None and offset is not None
+            and offset - ended_offset > FORGET_FINISHED_AFTER)
+
 
 def id_digest(player: str, event_id: str) -> str:
     """A short name of one player's submission. The same event id from another player is another
@@ -202,14 +218,22 @@ class Replayer:
 
     def __init__(self) -> None:
         self.states: dict[str, MatchState] = {}
+        self.changed_at: dict[str, int] = {}  # match -> log offset of the record that last changed it
 
     def feed(self, raw: bytes | str, source: Optional[dict] = None, key: bytes | str | None = None,
              placement: Optional[Placement] = None) -> Step:
         record = read(raw, key, placement)
         match = match_of(record)
-        result = step(self.states.get(match) if match is not None else None, record, source)
+        offset = (source or {}).get("offset")
+        state = self.states.get(match) if match is not None else None
+        if forgotten(state, self.changed_at.get(match), offset):
+            del self.states[match], self.changed_at[match]
+            state = None
+        result = step(state, record, source)
         if result.changed:
             self.states[match] = result.state
+            if offset is not None:
+                self.changed_at[match] = offset
         return result
 
 

@@ -223,6 +223,22 @@ def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0) -> dict[s
     raise KafkaAdminError(f"unexpected describe_configs answer for {name}: {result!r}")
 
 
+def ensure_topic_configs(bootstrap: str, name: str, wanted: dict[str, str], *, timeout: float = 10.0) -> dict[str, str]:
+    """Set `wanted` on an existing topic where it differs (a topic made by an older version);
+    returns what was changed. Kafka's AlterConfigs replaces every dynamic config of the topic, so
+    the ones set before and not named here are sent again unchanged."""
+    current = {k: v for k, v in topic_configs(bootstrap, name, timeout=timeout).items() if v is not None}
+    changed = {k: v for k, v in wanted.items() if current.get(k) != v}
+    if changed:
+        with admin(bootstrap, timeout=timeout) as client:
+            response = client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, {**current, **wanted})])
+        for resource in getattr(response, "resources", []) or []:
+            code, message = resource[0], resource[1]
+            if code:
+                raise KafkaAdminError(f"setting {changed} on topic {name} failed: error {code}: {message}")
+    return changed
+
+
 def delete_topics(bootstrap: str, names: Iterable[str], *, timeout: float = 30.0) -> None:
     """Delete topics, ignoring those that do not exist."""
     names = list(names)

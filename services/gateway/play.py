@@ -82,6 +82,16 @@ async def known_match(gateway: Gateway, match_id: str, *fields: str) -> dict[str
     return found
 
 
+async def _refuse_known_id(gateway: Gateway, match_id: str) -> None:
+    """A chosen id of a match the projection knows is refused here, not only by the rules worker:
+    the worker forgets a finished match (games.fold.FORGET_FINISHED_AFTER) and would create a new
+    one under its id, while its history stays the old match's."""
+    found = await gateway.projection.match_fields(match_id, "status")
+    if found is not None:
+        raise ApiError(409, "match_exists", f"match {match_id!r} already exists ({found['game']}, {found['status']}); "
+                                            "omit match_id for a new random id")
+
+
 def _rejection(result: dict[str, Any], status: int) -> ApiError:
     reason = result.get("reason") or {"code": "rejected", "message": "rejected"}
     return ApiError(status, reason["code"], reason["message"], result=result)
@@ -173,6 +183,8 @@ async def create_match(body: NewMatch, request: Request, timeout: Optional[float
     await limit_address(request)
     await limit_player(request, identity.player)
     seats, invited = _seating(identity, body.seats, await _playable_bots(gateway, body.game, body.seats))
+    if body.match_id is not None:
+        await _refuse_known_id(gateway, body.match_id)
     match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"
     action: dict[str, Any] = {"type": "create", "game": body.game, "seats": seats, "options": body.options}
     if body.clock is not None:

@@ -25,10 +25,11 @@ import orjson
 from faust.types import TP
 from mode import CrashingSupervisor
 
+from games.fold import FORGET_FINISHED_AFTER
 from services.common.settings import Settings, env_number
 
 from .batching import RecordBuffer
-from .core import Counters, Incoming, Outgoing, RulesCore, position_key, read_position, rejected_by_code
+from .core import Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position, rejected_by_code
 from .faust_fixes import (MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions,
                           deliver_in_batches, fetch_again)
 from .ops import install as install_ops
@@ -51,6 +52,8 @@ FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=
 # How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
 # replicas) before the batch fails and the worker stops (a restart answers the batch again).
 PRODUCE_TIMEOUT_S = env_number(os.environ, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1)
+# How often the committer deletes the finished matches the fold has forgotten (core.forgettable).
+SWEEP_INTERVAL_S = env_number(os.environ, "PLYLOG_RULES_SWEEP_INTERVAL_S", 10.0, lo=0.1)
 
 
 def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1") -> faust.App:
@@ -146,6 +149,24 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             for flight in current:
                 pending.settled(flight.number)
                 log_stored(flight, len(current))
+
+    @app.timer(SWEEP_INTERVAL_S)
+    async def forget_finished() -> None:
+        """Delete the finished matches the fold has forgotten (by the stored positions of the
+        partitions this worker owns). Any owner may delete such an entry at any time: it changes
+        no answer. No await between the scan and the deletes, so no newer state of a key (a match
+        created again under a forgotten id) can be stored in between and deleted; a failed delete
+        only leaves an entry the fold forgets anyway (the tombstones are awaited with the next
+        stored states)."""
+        positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
+                     for tp in app.consumer.assignment() if tp.topic == topics.moves}
+        gone = forgettable(list(table.data.items()), positions)
+        for key, partition in gone:
+            table.forget(key, partition)
+        if gone:
+            counters.totals["forgotten"] += len(gone)
+            log.info("forgot %d finished matches (ended over %d records before their partition's position)",
+                     len(gone), FORGET_FINISHED_AFTER)
 
     def log_stored(flight: InFlight, group: int) -> None:
         batch, took = flight.batch, time.perf_counter() - flight.started

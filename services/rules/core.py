@@ -10,13 +10,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import re
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 import orjson
 
-from games.fold import Placement, Unreadable, encode, match_of, read, step
+from games.fold import FORGET_FINISHED_AFTER, Placement, Unreadable, encode, forgotten, match_of, read, step
 from games.match import MatchState
 from services.common.moves_log import partition_of
 
@@ -96,7 +97,8 @@ class Counters:
             listener(batch.counts, seconds)
 
     def as_dict(self) -> dict:
-        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "replaced", "states")
+        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "replaced", "states",
+                 "forgotten")
         return {**{name: self.totals[name] for name in plain}, "rejected": rejected_by_code(self.totals),
                 "batches": self.batches, "batch_seconds_total": round(self.batch_seconds_total, 6),
                 "batch_seconds_max": round(self.batch_seconds_max, 6)}
@@ -143,7 +145,29 @@ class Stored:
     partition: int = -1
 
     def encode(self) -> bytes:
+        """`{"offset":N,"state":...}`; a finished match's entry says so and where it lives right
+        after the offset (`"finished_in":P`), so the sweep finds it without decoding the state."""
+        if self.state.status == "over" and self.partition >= 0:
+            return orjson.dumps({"offset": self.offset, "finished_in": self.partition, "state": self.state.to_json()})
         return orjson.dumps({"offset": self.offset, "state": self.state.to_json()})
+
+
+_FINISHED_ENTRY = re.compile(rb'\{"offset":(-?\d+),"finished_in":(\d+),')
+
+
+def forgettable(entries: Iterable[tuple[bytes, bytes]], positions: dict[int, int]) -> list[tuple[bytes, int]]:
+    """The (key, partition) of every finished match among `entries` (table keys and values) that the
+    fold has forgotten (games.fold.FORGET_FINISHED_AFTER) by the stored `positions` of the
+    partitions given: deleting them changes no answer, it frees the table and shortens recovery."""
+    found = []
+    for key, value in entries:
+        finished = _FINISHED_ENTRY.match(value) if value else None
+        if finished is None:
+            continue
+        partition = int(finished.group(2))
+        if partition in positions and positions[partition] - int(finished.group(1)) > FORGET_FINISHED_AFTER:
+            found.append((key, partition))
+    return found
 
 
 class RulesCore:
@@ -239,6 +263,8 @@ class RulesCore:
             if entry is not None and incoming.offset <= entry.offset:
                 batch.counts["redelivered"] += 1
                 return
+            if entry is not None and forgotten(entry.state, entry.offset, incoming.offset):
+                entry = None  # the sweep deletes it, or has: either way the match is gone
         source = {"partition": incoming.partition, "offset": incoming.offset}
         taken = step(entry.state if entry else None, record, source)
         result = taken.result

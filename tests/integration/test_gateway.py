@@ -86,6 +86,18 @@ def test_auth_and_error_answers(gateway):
     assert record["event_id"] == ok.json()["event_id"] and record["at"].endswith("Z") and len(record["at"]) == 24
 
 
+def test_a_chosen_match_id_the_projection_knows_is_refused_and_nothing_is_written(gateway):
+    """The rules worker forgets finished matches and would take a create of the same id as a new
+    match; the gateway refuses ids it knows."""
+    gateway.project("m-taken", status="over")
+    player = gateway.http.post("/v1/players", json={"name": "mallory"}).json()
+    taken = gateway.http.post("/v1/matches", json={"game": "strands", "seats": ["mallory", None], "match_id": "m-taken"},
+                              headers=auth(player["token"]))
+    _error(taken, 409, "match_exists")
+    assert "m-taken" in taken.json()["error"]["message"]
+    assert _moves(gateway, 0) == []
+
+
 def test_rate_limit_answers_429_with_retry_after(gateway):
     gateway.project("m-rate")
     headers = auth(TOKENS.issue("m-rate", 1))

@@ -103,7 +103,7 @@ class FakeConsumer:
     consumer_stopped_errors = ()
 
     def __init__(self, fetched: list[tuple[TP, _Message]], read_offset: dict[TP, Optional[int]]):
-        self.fetched, self.called_back, self.sunk = fetched, [], []
+        self.fetched, self.called_back, self.sunk, self.races = fetched, [], [], 0
         self._read_offset = read_offset
         self._stopped, self.should_stop = _Flag(), False
         self.diag = type("Diag", (), {"set_flag": lambda *_: None, "unset_flag": lambda *_: None})()
@@ -122,11 +122,16 @@ class FakeConsumer:
         await asyncio.sleep(seconds)
 
     async def wait_first(self, *coroutines):
-        await coroutines[0]
-        coroutines[1].close()
+        """mode's Service.wait_first: the first of them to finish wins, the others are cancelled."""
+        self.races += 1
+        tasks = [asyncio.ensure_future(c) for c in coroutines]
+        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
 
     async def getmany(self, timeout):
-        for tp, message in self.fetched:
+        fetched, self.fetched = self.fetched, []  # one fetch, then nothing more
+        for tp, message in fetched:
             yield tp, message
 
 
@@ -143,6 +148,37 @@ def test_move_records_go_to_the_buffer_in_one_list_and_the_others_through_faust(
     assert consumer.sunk == [moves[1:]]  # offset 10 is below Faust's read offset (11): dropped, as Faust does
     assert consumer.called_back == changelog
     assert consumer._read_offset == {MOVES: 12, CHANGELOG: 1}
+    assert consumer.races == 1  # one race against a flow suspension for the fetch, not one per record
+
+
+def test_a_flow_suspension_stops_delivering_the_rest_of_a_fetch_and_their_read_offsets_stay():
+    """A rebalance suspends the flow while Faust's callback waits (say, on a full queue): the
+    records not delivered are not marked read, so they come again after the rebalance."""
+    changelog = messages(3, tp=CHANGELOG)
+    consumer = FakeConsumer([(m.tp, m) for m in changelog], {CHANGELOG: None})
+
+    async def blocked_callback(message):
+        consumer.called_back.append(message)
+        if message.offset == 1:
+            consumer.suspend_flow.set()
+            await asyncio.sleep(60)
+
+    consumer.callback = blocked_callback
+
+    class Fetcher:
+        _stopped = _Flag()
+
+    async def drain_once():
+        task = asyncio.ensure_future(consumer._drain_messages(Fetcher()))
+        while consumer.races == 0 or not consumer.suspend_flow.is_set():
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        consumer._stopped.stopped = True
+        await asyncio.wait_for(task, 5)
+
+    asyncio.run(drain_once())
+    assert consumer.called_back == changelog[:2]
+    assert consumer._read_offset == {CHANGELOG: 0}
 
 
 def test_fausts_drain_races_every_message_against_the_flow_suspension():
