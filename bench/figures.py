@@ -86,6 +86,11 @@ FIGURES: list[Figure] = [
     Figure("scale", "cpu_ratio_2_no_standby", "rules CPU per move, 2 vs 1 workers, no standby", "×", digits=2),
     Figure("scale", "cpu_ratio_3_no_standby", "rules CPU per move, 3 vs 1 workers, no standby", "×", digits=2),
     Figure("memory", "rules_rss_mib", "rules worker RSS, {memory_matches:,} active matches", "MiB", Goal("<=", 500)),
+    Figure("recovery", "recovery_s", "rules worker ready again after SIGKILL, {recovery_moves:,} finished-match "
+           "moves and {recovery_active:,} active matches in the log", "s", Goal("<=", 5), digits=1),
+    Figure("recovery", "changelog_records", "changelog records a recovery reads (compacted, finished matches "
+           "forgotten)", "records"),
+    Figure("recovery", "rss_mib", "rules worker RSS after that recovery", "MiB"),
     Figure("memory", "projector_rss_mib", "projector RSS, {memory_matches:,} active matches", "MiB"),
     Figure("http", "moves_per_s", "HTTP moves through the gateway, {http_bots} bots", "moves/s"),
     Figure("http", "vs_peer", "HTTP moves / boardgame.io closed loop", "×", digits=2),
@@ -144,7 +149,7 @@ SUMMARY: dict[str, Optional[tuple[str, str]]] = {
     "single_client_p50_ms": ("ws", "single_p50_ms"),  # one client alone, action -> its result message
     "rules_cpu_vs_passthrough": ("pipeline", "rules_cpu_vs_passthrough"),
     "projector_cpu_vs_passthrough": ("pipeline", "projector_cpu_vs_passthrough"),
-    "recovery_s": None,  # no scenario measures a recovery yet
+    "recovery_s": ("recovery", "recovery_s"),  # SIGKILL -> ready again, median of the kills of a run
 }
 
 #: Where a SUMMARY key comes from when its own scenario did not run: the HTTP bots, the other

@@ -37,6 +37,29 @@ class EndOffsets:
         return sum((await self.consumer.end_offsets(self.partitions)).values())
 
 
+async def count_records(bootstrap: str, topic: str, partitions: int) -> int:
+    """Records a reader of the whole topic gets now (after compaction: fewer than its offsets)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                client_id="plylog-bench-count", auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        consumer.assign(tps)
+        ends = await consumer.end_offsets(tps)
+        count, left = 0, {tp for tp in tps if ends[tp] > 0}
+        while left:
+            for tp, records in (await consumer.getmany(*left, timeout_ms=1000)).items():
+                count += len(records)
+                if records and records[-1].offset + 1 >= ends[tp]:
+                    left.discard(tp)
+            for tp in list(left):
+                if await consumer.position(tp) >= ends[tp]:
+                    left.discard(tp)
+        return count
+    finally:
+        await consumer.stop()
+
+
 @dataclass
 class Series:
     """(seconds since the start of following, records done) samples."""

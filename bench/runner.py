@@ -46,6 +46,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
     Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
+    Scenario("recovery", "a rules worker SIGKILLed with a long history of finished matches in the log, restarted",
+             scenarios.recovery, "recovery_s"),
     Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
     Scenario("ws", "closed-loop clients over the gateway's seat socket (2 per match), then one client alone",
              scenarios.ws, "moves_per_s"),

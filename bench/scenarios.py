@@ -28,9 +28,9 @@ from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
 from . import http_bots, latency, ws_bots
-from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all
+from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all, produce_at_rate
 from .logs import interleave, random_match
-from .measure import EndOffsets, Series, follow, latency_figures
+from .measure import EndOffsets, Series, count_records, follow, latency_figures
 from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, gateway, passthrough, projector, rules_worker,
                     service_env)
 from .replay_bench import replay_rate
@@ -59,12 +59,17 @@ class Params:
     peer_warmup_matches: int = 100   # boardgame.io: matches played on each fresh server before it is measured
     peer_matches: int = 200          # its closed-loop throughput run
     peer_latency_matches: int = 200  # its run at `latency_rate` offered
+    recovery_moves: int = 1_000_000  # moves of finished matches in the log when the worker is killed
+    recovery_active: int = 1_000     # and matches in progress (5 records each)
+    recovery_settle_s: float = 150.0  # after the load, before the first kill: Kafka's cleaner compacts the changelog
+    recovery_kills: int = 3          # SIGKILL + restart, one after the other (the figure: their median)
 
 
 FULL = Params()
 QUICK = Params(runs=1, warmup=False, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
                latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0,
-               ws_matches=50, ws_single_matches=1, peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50)
+               ws_matches=50, ws_single_matches=1, peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50,
+               recovery_moves=20_000, recovery_active=200, recovery_settle_s=0.0, recovery_kills=1)
 
 
 @dataclass
@@ -253,6 +258,43 @@ async def memory(ctx: Context) -> RunResult:
     return RunResult({"active_matches": len(playouts), "rules_rss_mib": loaded["rules-1"],
                       "rules_idle_rss_mib": idle["rules-1"], "projector_rss_mib": loaded["projector"],
                       "projector_idle_rss_mib": idle["projector"]})
+
+
+async def recovery(ctx: Context) -> RunResult:
+    """A worker SIGKILLed with `recovery_moves` moves of finished matches in the log and
+    `recovery_active` matches in progress: seconds from the restart until it is ready (its
+    partitions assigned and its table recovered from the changelog), and the records in the
+    changelog when it was killed (what a recovery reads). The finished matches come as a burst;
+    then, as on an installation that keeps running, the active matches' moves trickle in for
+    `recovery_settle_s` (Kafka closes changelog segments on the next write after a minute, and
+    only closed ones are compacted: services/rules/faust_fixes.py CHANGELOG_COMPACTION)."""
+    p = ctx.params
+    finished = ctx.playouts(LoadSpec.for_moves(p.recovery_moves)).mixed(p.open_matches)
+    active = ctx.playouts(LoadSpec.active_matches(p.recovery_active, 5, seed=13))
+    trickle = active.mixed(len(active))
+    run = RunResult({"finished_moves": len(finished), "active_matches": len(active)})
+    with ctx.stack.run_space("recovery") as space:
+        worker = rules_worker(ctx.stack, space)
+        with Services(worker, profile=ctx.profile("recovery")) as running:
+            await burst(ctx, space, finished, running)
+            if p.recovery_settle_s:
+                await produce_at_rate(ctx.stack.bootstrap, space.topics.moves, trickle, len(trickle) / p.recovery_settle_s)
+            else:
+                await produce_all(ctx.stack.bootstrap, space.topics.moves, trickle, ctx.stack.partitions)
+            async with EndOffsets(ctx.stack.bootstrap, space.topics.results, ctx.stack.partitions) as results:
+                await follow(results.total, len(finished) + len(trickle), check=running.check_alive)
+            run.figures["changelog_records"] = await count_records(ctx.stack.bootstrap, space.topics.rules_changelog,
+                                                                   ctx.stack.partitions)
+            seconds = []
+            for _ in range(p.recovery_kills):
+                worker.kill()
+                started = time.perf_counter()
+                worker.start()
+                await asyncio.to_thread(worker.wait_ready, 300.0)
+                seconds.append(time.perf_counter() - started)
+            run.figures.update({"recovery_s": sorted(seconds)[len(seconds) // 2], "recovery_max_s": max(seconds),
+                                "rss_mib": worker.rss_bytes() / MIB})
+    return run
 
 
 async def replay(ctx: Context) -> RunResult:
