@@ -34,6 +34,7 @@ class Scenario:
     requires: tuple[str, ...] = ()
     needs_stack: bool = True  # Kafka and Redis (the peer needs neither)
     unavailable: Callable[[], Optional[str]] = lambda: None  # why it cannot run here (it is skipped), or None
+    max_runs: Optional[int] = None  # runs per invocation at most (a scenario that repeats its measure itself)
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
@@ -46,8 +47,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
     Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
-    Scenario("recovery", "a rules worker SIGKILLed with a long history of finished matches in the log, restarted",
-             scenarios.recovery, "recovery_s"),
+    Scenario("recovery", "a rules worker SIGKILLed with a long history of finished matches in the log, restarted "
+             "(three kills in one run: the history takes most of a run to build)", scenarios.recovery, "recovery_s",
+             max_runs=1),
     Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
     Scenario("ws", "closed-loop clients over the gateway's seat socket (2 per match), then one client alone",
              scenarios.ws, "moves_per_s"),
@@ -90,7 +92,7 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as bar:
         ctx = Context(stack, params, say=lambda text: bar.console.print(f"[dim]{text}[/dim]"), profile_dir=profile_dir)
-        total = bar.add_task("all runs", total=len(order) * params.runs)
+        total = bar.add_task("all runs", total=sum(runs_of(SCENARIOS[name], params) for name in order))
         current = bar.add_task("", total=1000)
         ctx.step = lambda fraction: bar.update(current, completed=int(min(1.0, fraction) * 1000))
         if params.warmup and on_stack:
@@ -99,7 +101,10 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
         for number in range(params.runs):
             ctx.run_number = number + 1
             for name in order:
-                bar.update(current, description=f"{name} (run {number + 1}/{params.runs})", completed=0)
+                if number >= runs_of(SCENARIOS[name], params):
+                    continue
+                bar.update(current, description=f"{name} (run {number + 1}/{runs_of(SCENARIOS[name], params)})",
+                           completed=0)
                 outcomes[name].append(_one_run(SCENARIOS[name], ctx, bar.console))
                 bar.advance(total)
         bar.update(current, description="done", completed=1000)
@@ -112,6 +117,10 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     report["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report["host"]["load_average_end"] = list(os.getloadavg())
     return report
+
+
+def runs_of(scenario: Scenario, params: Params) -> int:
+    return min(params.runs, scenario.max_runs or params.runs)
 
 
 def _one_run(scenario: Scenario, ctx: Context, console: Console, label: str = "") -> RunResult | Exception:

@@ -39,8 +39,10 @@ from .produce import acknowledged, start
 log = logging.getLogger("plylog.rules")
 
 BATCH_MAX = env_number(os.environ, "PLYLOG_RULES_BATCH", 500, lo=1)
-# How long a batch waits for more records once it has one: short, since batches in flight keep
-# the worker busy when records come faster than it folds them (a backlog gives full batches).
+# How long a short batch waits for more records while they come together (batching.py; a lone
+# move is folded at once: 2-3 ms less to a single client, while at 1,000 moves/s waiting gave a
+# better p50, 194-211 ms against 228-237 ms). Short, since batches in flight keep the worker busy
+# when records come faster than it folds them.
 BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo=0)
 # Workers that keep a hot copy of each table partition (Faust standbys): a takeover recovers only
 # what the standby has not read yet; each standby re-reads every changelog write of its partitions

@@ -2,7 +2,8 @@
 
 The consumer's drain loop (faust_fixes 7) adds the move records of each fetch as one list; the
 fold loop takes everything buffered at once. So a backlog gives full batches whatever the load
-shape, and an idle worker still answers a lone record within `within`.
+shape; while records come together (the last batch had more than one) a short batch first waits
+`within` for more, and a lone record (one client, a quiet worker) is folded at once.
 
 Why not Faust's `Stream.take_events`: while the agent holds a batch, take_events stops buffering
 (its `add_to_buffer` awaits `buffer_consuming` until the batch is handed back). The fold loop
@@ -29,6 +30,7 @@ class RecordBuffer:
             raise ValueError(f"capacity {capacity} is below the batch size {most}")
         self._most, self._within, self._capacity = most, within, capacity
         self._records: deque = deque()
+        self._last_taken = 0
         self._arrived = asyncio.Event()
         self._space = asyncio.Event()
 
@@ -41,15 +43,16 @@ class RecordBuffer:
             await self._space.wait()
 
     async def take(self) -> list:
-        """The records buffered, at most `most`; with fewer than that, first wait `within` for
-        more. Waits for the first record."""
+        """The records buffered, at most `most`; with fewer than that, while records come together
+        (the last batch had more than one), first wait `within` for more. Waits for the first record."""
         while not self._records:
             self._arrived.clear()
             await self._arrived.wait()
-        if len(self._records) < self._most and self._within:
+        if self._last_taken > 1 and len(self._records) < self._most and self._within:
             await asyncio.sleep(self._within)
         records = self._records
         batch = [records.popleft() for _ in range(min(len(records), self._most))]
+        self._last_taken = len(batch)
         self._space.set()
         return batch
 

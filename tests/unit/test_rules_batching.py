@@ -62,6 +62,21 @@ def test_a_lone_record_is_taken_within_the_window():
     assert count == 1 and waited < 0.5
 
 
+def test_while_records_come_together_a_short_batch_waits_the_window_and_a_lone_record_does_not():
+    async def scenario(first_batch: int):
+        buffer = RecordBuffer(most=500, within=0.05, capacity=1000)
+        await buffer.extend(messages(first_batch))
+        await buffer.take()
+        await buffer.extend(messages(1, first=first_batch))
+        taking = asyncio.ensure_future(buffer.take())
+        await asyncio.sleep(0.01)
+        await buffer.extend(messages(2, first=first_batch + 1))  # arrives within the window
+        return len(await taking)
+
+    assert run(lambda: scenario(first_batch=5)) == 3  # records came together: it waited for more
+    assert run(lambda: scenario(first_batch=1)) == 1  # one at a time: folded at once
+
+
 def test_the_drain_waits_while_the_buffer_is_over_its_capacity():
     async def scenario():
         buffer = RecordBuffer(most=100, within=0, capacity=300)
