@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 TINY = dataclasses.replace(QUICK, moves=800, open_matches=60, latency_rate=200.0, latency_seconds=3.0,
                            latency_warmup_s=0.5, latency_bots=60, memory_matches=120, replay_matches=4,
                            ws_matches=40, ws_single_matches=1, peer_warmup_matches=10, peer_matches=30,
-                           peer_latency_matches=20)
+                           peer_latency_matches=20, recovery_moves=3_000, recovery_active=60)
 PEER_MISSING = peer.unavailable()
 #: the ratios to the peer (gone, with its own figures, when it cannot run)
 PEER_RATIOS = {(scenario, name) for scenario, _, other, _, name in RATIOS if other == "peer"}
@@ -84,7 +84,12 @@ def test_the_figures_hang_together(quick_report):
     assert ws["moves"] >= TINY.ws_matches * 40  # every Strands match played to its end (~49 moves)
     assert ws["p50_ms"] <= ws["p99_ms"] <= ws["max_ms"] and ws["single_p50_ms"] <= ws["single_p99_ms"]
     assert 20 < ws["gateway_cpu_us_per_move"] < 100_000  # the gateway at work, not a misread unit
+    recovery = figures["recovery"]
+    assert recovery["finished_moves"] >= TINY.recovery_moves * 0.9 and recovery["active_matches"] >= TINY.recovery_active
+    assert recovery["changelog_records"] >= TINY.recovery_active  # at least one state per active match
+    assert 0.5 < recovery["recovery_s"] <= recovery["recovery_max_s"] < 120
     summary = quick_report[0]["summary"]
+    assert summary["recovery_s"] == recovery["recovery_s"]
     assert summary["client_moves_per_s"] == ws["moves_per_s"] and summary["single_client_p50_ms"] == ws["single_p50_ms"]
     assert quick_report[0]["summary_sources"]["client_moves_per_s"] == "ws.moves_per_s"
 
