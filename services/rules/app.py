@@ -54,7 +54,7 @@ FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=
 # How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
 # replicas) before the batch fails and the worker stops (a restart answers the batch again).
 PRODUCE_TIMEOUT_S = env_number(os.environ, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1)
-# How often the committer deletes the finished matches the fold has forgotten (core.forgettable).
+# How often the worker deletes the states of finished matches the fold has forgotten (core.forgettable).
 SWEEP_INTERVAL_S = env_number(os.environ, "PLYLOG_RULES_SWEEP_INTERVAL_S", 10.0, lo=0.1)
 
 
