@@ -162,7 +162,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         stored states)."""
         positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
                      for tp in app.consumer.assignment() if tp.topic == topics.moves}
-        gone = forgettable(list(table.data.items()), positions)
+        gone = forgettable(table.data.items(), positions)
         for key, partition in gone:
             table.forget(key, partition)
         if gone:

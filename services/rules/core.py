@@ -152,7 +152,15 @@ class Stored:
         return orjson.dumps({"offset": self.offset, "state": self.state.to_json()})
 
 
+_ENTRY_OFFSET = re.compile(rb'\{"offset":(-?\d+)')
 _FINISHED_ENTRY = re.compile(rb'\{"offset":(-?\d+),"finished_in":(\d+),')
+
+
+def stored_offset(value: bytes) -> int:
+    """The moves offset a table value was written for: a match entry (`Stored.encode`, which
+    starts with its offset) or a partition position (the offset itself)."""
+    found = _ENTRY_OFFSET.match(value)
+    return int(found.group(1)) if found else int(value)
 
 
 def forgettable(entries: Iterable[tuple[bytes, bytes]], positions: dict[int, int]) -> list[tuple[bytes, int]]:

@@ -40,7 +40,6 @@ Faust is noticed and the workaround removed).
 """
 from __future__ import annotations
 
-import re
 import types
 from typing import Any, Iterable, Optional
 
@@ -49,7 +48,7 @@ import faust
 from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
-from .core import position_key, read_position
+from .core import position_key, read_position, stored_offset
 
 
 # --- 1. the fetch long-poll ------------------------------------------------------------------------
@@ -118,16 +117,6 @@ async def fetch_again(app: faust.App, tp: TP, offset: int) -> None:
 
 
 # --- 3. the table ----------------------------------------------------------------------------------
-_STATE_OFFSET = re.compile(rb'\{"offset":(-?\d+)')
-
-
-def stored_offset(value: bytes) -> int:
-    """The moves offset a table value was written for: a match entry (`Stored.encode`, which
-    starts with its offset) or a partition position (the offset itself)."""
-    found = _STATE_OFFSET.match(value)
-    return int(found.group(1)) if found else int(value)
-
-
 class MatchTable(faust.Table):
     """Match states and partition positions keyed by bytes (see services/rules/core.py)."""
 

@@ -14,8 +14,8 @@ from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
 from services.rules import faust_fixes
-from services.rules.core import Stored, position_key
-from services.rules.faust_fixes import MatchTable, Recovery, stored_offset
+from services.rules.core import Stored, position_key, stored_offset
+from services.rules.faust_fixes import MatchTable, Recovery
 
 
 @dataclass

@@ -7,8 +7,7 @@ from __future__ import annotations
 import orjson
 
 from games.fold import FORGET_FINISHED_AFTER, Replayer, encode
-from services.rules.core import RulesCore, StateCache, Stored, forgettable, position_key
-from services.rules.faust_fixes import stored_offset
+from services.rules.core import RulesCore, StateCache, Stored, forgettable, position_key, stored_offset
 from tests.support import record
 from tests.unit.test_rules_core import CREATE, PARTITIONS, Table, incoming
 
