@@ -12,11 +12,12 @@ import time
 from collections import Counter
 from typing import Iterable, Optional
 
-from kafka import KafkaConsumer, TopicPartition
 from prometheus_client import Counter as PromCounter, Gauge, Histogram
 
 from services.common.ops import OpsState, Readiness, every, serve
 from services.common.settings import Settings
+
+from .consumer import Consumer, TopicPartition
 
 log = logging.getLogger("plylog.projector")
 BATCH_BUCKETS = (.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
@@ -71,8 +72,8 @@ class ProjectorOps:
         self._owned = sorted(partitions)
         self.assigned_partitions.set(len(self._owned))
 
-    def tick(self, consumer: KafkaConsumer, positions: dict) -> None:
-        """From the loop after every poll: beat, and every 2 s the lag (one end-offsets round trip)."""
+    def tick(self, consumer: Consumer, positions: dict) -> None:
+        """From the loop after every poll: beat, and every 2 s the lag (from the last fetch responses)."""
         self.state.beat()
         if not self._due():
             return
@@ -81,12 +82,12 @@ class ProjectorOps:
         self.state.publish(Readiness(assigned=self._assigned, recovered=self._assigned, lag=self._lag,
                                      detail={"partitions": [f"{tp.topic}[{tp.partition}]" for tp in self._owned]}))
 
-    def _measure_lag(self, consumer: KafkaConsumer, positions: dict) -> Optional[int]:
+    def _measure_lag(self, consumer: Consumer, positions: dict) -> Optional[int]:
         owned = [tp for tp in self._owned if tp in positions]
         if not owned:
             return 0
         try:
-            ends = consumer.end_offsets(owned, timeout_ms=2000)
+            ends = consumer.end_offsets(owned, cached=True)
         except Exception as error:  # noqa: BLE001 - a broker away: lag unknown, not ready
             log.debug("lag unknown: %s", error)
             return None

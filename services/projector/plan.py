@@ -13,7 +13,6 @@ runs the commands in one atomic script together with the new consumer offsets.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -22,8 +21,7 @@ from typing import Any, Iterable, Optional
 
 import orjson
 
-from games.timeutil import to_ms
-from schemas.base import GAME_NAMES, MATCH_ID_PATTERN, TIMESTAMP_PATTERN
+from services.common.record_checks import ms as _ms, outcome_problem, result_problem
 from services.common.redis_keys import Keys
 
 from .glicko2 import NEW_PLAYER, Rating, rate_match
@@ -33,8 +31,6 @@ log = logging.getLogger("plylog.projector")
 LIFECYCLE_EVENTS = frozenset({"match_created", "seat_joined", "match_started", "match_ended"})
 RECENT_LIMIT = 1000  # finished matches kept in each partition's `matches:...recent` list (the latest by ended time)
 LIST_OF_STATUS = {"waiting": "open", "active": "active", "over": "recent"}
-_MATCH_ID = re.compile(MATCH_ID_PATTERN)
-_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 Command = tuple[Any, ...]
 
 
@@ -122,80 +118,9 @@ def decode(records: Iterable[Consumed], outcomes_topic: str) -> list[Item]:
         except orjson.JSONDecodeError as error:
             items.append(Item(consumed, "unreadable", why=f"not JSON: {error}"))
             continue
-        problem = (_result_problem if kind == "result" else _outcome_problem)(data)
+        problem = (result_problem if kind == "result" else outcome_problem)(data)
         items.append(Item(consumed, "unreadable", why=problem) if problem else Item(consumed, kind, data))
     return items
-
-
-def _result_problem(data: Any) -> str:
-    """Why a result cannot be applied (empty when it can): every field planning reads is checked
-    here, so that a record nobody here wrote can neither raise while planning nor put a value
-    Redis refuses into the batch's script (which would fail the whole batch again and again)."""
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    if data.get("status") not in ("accepted", "rejected") or not _is_int(data.get("seq")):
-        return "no status accepted|rejected and integer seq"
-    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]):
-        return "match_id is not a match id" if data["status"] == "accepted" else ""
-    if data["status"] != "accepted" or data.get("duplicate"):
-        return ""
-    for name in ("event_id", "player"):
-        if not isinstance(data.get(name), str):
-            return f"an accepted result needs a string {name}"
-    if not _is_time(data.get("at")) or not isinstance(data.get("events"), list) \
-            or not all(isinstance(e, dict) for e in data["events"]):
-        return "an accepted result needs an RFC 3339 at and a list of event objects"
-    return _view_problem(data.get("view"))
-
-
-def _view_problem(view: Any) -> str:
-    if not isinstance(view, dict) or view.get("game") not in GAME_NAMES or view.get("status") not in LIST_OF_STATUS:
-        return "an accepted result needs a view with a known game and a status"
-    seats = view.get("seats")
-    if not isinstance(seats, list) or len(seats) != 2 or not all(p is None or isinstance(p, str) for p in seats):
-        return "view.seats must be two player ids or nulls"
-    for name in ("created_at", "started_at", "ended_at"):
-        if view.get(name) is not None and not _is_time(view[name]):
-            return f"view.{name} must be an RFC 3339 time or null"
-    if view.get("outcome") is not None and not isinstance(view["outcome"], dict):
-        return "view.outcome must be an object or null"
-    to_move, clock = view.get("to_move"), view.get("clock")
-    if not isinstance(to_move, list) or not all(seat in (0, 1) and _is_int(seat) for seat in to_move):
-        return "view.to_move must be a list of seats"
-    if clock is not None:
-        remaining = clock.get("remaining_ms") if isinstance(clock, dict) else None
-        if not isinstance(remaining, list) or len(remaining) != 2 or not all(_is_int(r) for r in remaining) \
-                or not (clock.get("since_ms") is None or _is_int(clock["since_ms"])):
-            return "view.clock must be null or {remaining_ms: [int, int], since_ms: int|null, ...}"
-    return ""
-
-
-def _outcome_problem(data: Any) -> str:
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    players, outcome = data.get("players"), data.get("outcome")
-    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]) \
-            or data.get("game") not in GAME_NAMES:
-        return "no match id and known game"
-    if not isinstance(players, list) or len(players) != 2 or not all(p is None or isinstance(p, str) for p in players) \
-            or not isinstance(outcome, dict) or outcome.get("winner") not in (0, 1, None) \
-            or isinstance(outcome.get("winner"), bool):
-        return "needs two players and an outcome with winner 0, 1 or null"
-    return ""
-
-
-def _is_int(value: Any) -> bool:
-    return type(value) is int
-
-
-def _is_time(value: Any) -> bool:
-    if not isinstance(value, str) or not _TIMESTAMP.match(value):
-        return False
-    try:
-        to_ms(value)
-    except ValueError:
-        return False
-    return True
 
 
 def fresh(data: dict) -> bool:
@@ -217,11 +142,14 @@ def needs(items: Iterable[Item]) -> Needs:
 # --- planning -------------------------------------------------------------------------------------
 @dataclass
 class _Writes:
-    """The batch's effect, coalesced: only a match's last view is written, counters are summed.
-    Matches are keyed by (partition, match id): the partition names the hash tag of their keys."""
+    """The batch's effect, coalesced so that it equals applying its results one by one: a match's
+    hash gets the fields its results set (the latest value of each), a list membership its last
+    ZADD or ZREM, counters are summed. Matches are keyed by (partition, match id): the partition
+    names the hash tag of their keys."""
 
-    matches: dict[tuple[int, str], dict] = field(default_factory=dict)  # the latest result per match
-    placements: dict[tuple[int, str], tuple[str, str, int]] = field(default_factory=dict)  # -> (game, list, score)
+    matches: dict[tuple[int, str], list[tuple[dict, bool]]] = field(default_factory=dict)  # -> [(result, settled)]
+    placements: dict[tuple[str, str], Optional[int]] = field(default_factory=dict)  # (list key, match id) -> score
+    trimmed: set[str] = field(default_factory=set)  # recent lists that got a match
     deadlines: dict[tuple[int, str], Optional[int]] = field(default_factory=dict)
     log: list[tuple[int, str, int, bytes]] = field(default_factory=list)
     counters: Counter = field(default_factory=Counter)  # (key, field) -> increment
@@ -267,18 +195,22 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys, partition:
     stored = known.seqs.get(match_id, 0)
     if seq <= stored:
         return "stale"
-    view, at_ms = result["view"], to_ms(result["at"])
+    view, at_ms = result["view"], _ms(result["at"])
     game, status = view["game"], view["status"]
     entry = log_entry(result)
-    placement, due = (game, LIST_OF_STATUS[status], list_score(view, at_ms)), deadline(view)
-    counted = activity(result["events"])
+    score, due = list_score(view, at_ms), deadline(view)
+    types = [e.get("type") for e in result["events"] if isinstance(e, dict)]
+    counted = activity(types)
     day = utc_day(at_ms)
     if seq != stored + 1:
         log.warning("match %s: result seq %d follows stored seq %d (results are missing)", match_id, seq, stored)
+    # A move that follows the stored one and has no lifecycle event leaves the match's status,
+    # seats and times as they were: only its position (view, seq) and its list score change.
+    settled = seq == stored + 1 and LIFECYCLE_EVENTS.isdisjoint(types)
     known.seqs[match_id] = seq
-    w.matches[(partition, match_id)] = result  # only the latest one is written: its fields are made then
+    w.matches.setdefault((partition, match_id), []).append((result, settled))
     w.log.append((partition, match_id, seq, entry))
-    w.placements[(partition, match_id)] = placement
+    _place(w, keys, partition, match_id, game, LIST_OF_STATUS[status], score, settled)
     w.deadlines[(partition, match_id)] = due
     for name, increment in counted.items():
         w.counters[(keys.activity(game, day, partition), name)] += increment
@@ -286,8 +218,32 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys, partition:
     return "applied"
 
 
-def match_fields(result: dict) -> dict[str, str]:
+def _place(w: _Writes, keys: Keys, partition: int, match_id: str, game: str, listed: str, score: int,
+           settled: bool) -> None:
+    """In the list of its status (all games' and its game's); out of the others unless `settled`."""
+    for scope in (None, game):
+        for which in (("open", "active", "recent") if not settled else (listed,)):
+            w.placements[(keys.matches(which, scope, partition), match_id)] = score if which == listed else None
+        if listed == "recent":
+            w.trimmed.add(keys.matches("recent", scope, partition))
+
+
+def _fields(results: list[tuple[dict, bool]]) -> dict[str, str]:
+    """The hash fields a match's results of one batch set, as if set one after the other."""
+    fields: dict[str, str] = {}
+    for result, settled in reversed(results):
+        if fields and settled:
+            continue  # a settled result sets no field its successor does not set again
+        for name, value in match_fields(result, settled).items():
+            fields.setdefault(name, value)
+    return fields
+
+
+def match_fields(result: dict, settled: bool = False) -> dict[str, str]:
+    """The match hash's fields of an accepted result; `settled`: only those a move changes."""
     view = result["view"]
+    if settled:
+        return {"seq": str(result["seq"]), "view": orjson.dumps(view).decode(), "updated_at": result["at"]}
     fields = {"seq": str(result["seq"]), "status": view["status"], "game": view["game"],
               "seats": orjson.dumps(view.get("seats")).decode(), "view": orjson.dumps(view).decode(),
               "updated_at": result["at"]}
@@ -314,9 +270,9 @@ def list_score(view: dict, at_ms: int) -> int:
     """open: created; active: this (latest) update; recent: ended."""
     status = view["status"]
     if status == "waiting" and view.get("created_at"):
-        return to_ms(view["created_at"])
+        return _ms(view["created_at"])
     if status == "over" and view.get("ended_at"):
-        return to_ms(view["ended_at"])
+        return _ms(view["ended_at"])
     return at_ms
 
 
@@ -328,10 +284,10 @@ def deadline(view: dict) -> Optional[int]:
     return clock["since_ms"] + min(clock["remaining_ms"][seat] for seat in view["to_move"])
 
 
-def activity(events: list) -> Counter:
-    """started / finished / moves (an accepted game action: any event beyond the lifecycle)."""
+def activity(types: list) -> Counter:
+    """started / finished / moves (an accepted game action: any event beyond the lifecycle), from
+    a result's event types."""
     counts = Counter()
-    types = [e.get("type") for e in events if isinstance(e, dict)]
     if "match_started" in types:
         counts["started"] += 1
     if "match_ended" in types:
@@ -386,19 +342,13 @@ def scored(before: list[Standing], winner: Optional[int]) -> list[Standing]:
 # --- commands -------------------------------------------------------------------------------------
 def _commands(w: _Writes, keys: Keys) -> list[Command]:
     out: list[Command] = []
-    for (partition, match_id), result in w.matches.items():
-        out.append(("HSET", keys.match(match_id, partition), *_flat(match_fields(result).items())))
+    for (partition, match_id), results in w.matches.items():
+        out.append(("HSET", keys.match(match_id, partition), *_flat(_fields(results).items())))
     for partition, match_id, seq, entry in w.log:
         out.append(("ZADD", keys.match_log(match_id, partition), seq, entry))
-    trimmed = set()
-    for (partition, match_id), (game, listed, score) in w.placements.items():
-        for scope in (None, game):
-            for which in ("open", "active", "recent"):
-                key = keys.matches(which, scope, partition)
-                out.append(("ZADD", key, score, match_id) if which == listed else ("ZREM", key, match_id))
-            if listed == "recent":
-                trimmed.add(keys.matches("recent", scope, partition))
-    for key in sorted(trimmed):
+    for (key, match_id), score in w.placements.items():
+        out.append(("ZREM", key, match_id) if score is None else ("ZADD", key, score, match_id))
+    for key in sorted(w.trimmed):
         out.append(("ZREMRANGEBYRANK", key, 0, -RECENT_LIMIT - 1))
     for (partition, match_id), at_ms in w.deadlines.items():
         key = keys.deadlines(partition)

@@ -6,7 +6,7 @@ are the truth: after every partition assignment, and whenever a batch finds them
 (another worker, a wipe), the worker reads them again and seeks there; Kafka's committed
 offsets are never used.
 
-- `run_group`: the service. A kafka-python consumer in the group `<topic prefix><consumer>`
+- `run_group`: the service. A librdkafka consumer (consumer.py) in the group `<topic prefix><consumer>`
   (static membership per instance name), auto commit off; several instances share the
   partitions (outcomes has one partition, so exactly one instance folds ratings).
 - `catch_up`: `plylog rebuild`. Manual assignment of every partition, from the stored offsets
@@ -18,18 +18,18 @@ import logging
 import signal
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import orjson
 import redis
-from kafka import KafkaConsumer, TopicPartition
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
 
 from services.common.settings import Topics
 
+from .consumer import Consumer, Positions, TopicPartition, config
 from .plan import Consumed, decode, needs, plan
+from .seqs import KnownSeqs
 from .store import Conflict, Store, offset_field
 
 if TYPE_CHECKING:
@@ -71,22 +71,31 @@ class Projection:
         self.store = store
         self.topics = topics
         self.publish = publish
-        self.positions: dict[TopicPartition, Optional[int]] = {}  # next offset as stored (None: none stored)
+        self.positions: Positions = {}  # next offset as stored (None: none stored)
+        self.seqs = KnownSeqs()  # of the partitions owned, what the last batches wrote
         self.totals = Totals()
         #: called with every applied poll's counts and duration (the Prometheus metrics, ops.py)
         self.listeners: list[Callable[[Counter, float], None]] = []
 
-    def own(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, Optional[int]]:
+    def own(self, partitions: Iterable[TopicPartition]) -> Positions:
         """Take partitions over at their stored offsets; returns them (the caller seeks)."""
         partitions = list(partitions)
+        self._forget_seqs(partitions)
         stored = self.store.stored_offsets([offset_field(tp.topic, tp.partition) for tp in partitions])
         for tp in partitions:
             self.positions[tp] = stored[offset_field(tp.topic, tp.partition)]
         return {tp: self.positions[tp] for tp in partitions}
 
     def disown(self, partitions: Iterable[TopicPartition]) -> None:
+        partitions = list(partitions)
+        self._forget_seqs(partitions)
         for tp in partitions:
             self.positions.pop(tp, None)
+
+    def _forget_seqs(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            if tp.topic == self.topics.results:
+                self.seqs.forget(tp.partition)
 
     def apply(self, polled: dict[TopicPartition, list]) -> Optional[Conflict]:
         """Apply one poll's records (per partition in offset order), one script per partition. None
@@ -119,11 +128,18 @@ class Projection:
         caught it), the records are applied in halves, down to the one that fails, which is
         skipped (its offset is stored, nothing else) and counted: one bad record never wedges."""
         items = decode(records, self.topics.outcomes)
-        batch = plan(items, self.store.read_known(needs(items)), self.store.keys, self.publish)
+        wanted = needs(items)
+        cached, unknown = self.seqs.split(wanted.matches)
+        known = self.store.read_known(replace(wanted, matches=unknown))
+        known.seqs.update(cached)
+        batch = plan(items, known, self.store.keys, self.publish)
         advances = self._advances(records)
+        written = True
         try:
             conflict = self.store.apply(batch.commands, advances)
         except (redis.DataError, redis.ResponseError) as error:
+            failed = records[0]  # a script that failed half-way may have written some seqs
+            self._forget_seqs([TopicPartition(failed.topic, failed.partition)])
             if len(records) > 1:
                 middle = len(records) // 2
                 first = self._apply_records(records[:middle])
@@ -136,9 +152,12 @@ class Projection:
                         type(error).__name__, error)
             batch.counts = Counter({"skipped": 1})
             conflict = self.store.apply([], advances)
+            written = False
         if conflict is None:
             for name, (_, new) in advances.items():
                 self.positions[_tp_of(name)] = new
+            if written:
+                self.seqs.remember(wanted.matches, known.seqs)
         return batch.counts, len(batch.commands), conflict
 
     def _advances(self, records: list[Consumed]) -> dict[str, tuple[Optional[int], int]]:
@@ -165,46 +184,9 @@ class Projection:
                  counts["outcomes_repeated"], counts["unreadable"], counts["skipped"], commands, took * 1000)
 
 
-def _seek(consumer: KafkaConsumer, positions: dict[TopicPartition, Optional[int]]) -> None:
-    beginning = [tp for tp, offset in positions.items() if offset is None]
-    if beginning:
-        consumer.seek_to_beginning(*beginning)
-    for tp, offset in positions.items():
-        if offset is not None:
-            consumer.seek(tp, offset)
-
-
-def _describe(positions: dict[TopicPartition, Optional[int]]) -> str:
+def _describe(positions: Positions) -> str:
     return ", ".join(f"{tp.topic}[{tp.partition}]@{'start' if o is None else o}"
                      for tp, o in sorted(positions.items())) or "none"
-
-
-class _SeekToStoredOffsets(ConsumerRebalanceListener):
-    def __init__(self, projection: Projection, consumer: KafkaConsumer, on_assigned: Callable[[], None],
-                 ops: Optional["ProjectorOps"] = None):
-        self.projection, self.consumer, self.on_assigned, self.ops = projection, consumer, on_assigned, ops
-
-    def on_partitions_revoked(self, revoked):
-        self.projection.disown(revoked)
-        if self.ops is not None:
-            self.ops.revoked()
-
-    def on_partitions_assigned(self, assigned):
-        positions = self.projection.own(assigned)
-        _seek(self.consumer, positions)
-        log.info("assigned partitions: %s", _describe(positions))
-        if self.ops is not None:
-            self.ops.assigned(assigned)
-        if assigned:  # kafka-python may first report an empty assignment, before the metadata
-            self.on_assigned()
-
-
-def consumer_config(bootstrap: str, batch: int) -> dict:
-    # A 50 ms long-poll (kafka-python's default is 500 ms): a fetch in flight covers only the
-    # partitions whose records are all consumed, so a long wait there delays the others' results.
-    return dict(bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
-                max_poll_records=batch, fetch_max_bytes=64 * 1024 * 1024,
-                max_partition_fetch_bytes=16 * 1024 * 1024, fetch_max_wait_ms=50)
 
 
 METRICS_EVERY_S = 5.0
@@ -219,24 +201,31 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
-    consumer = KafkaConsumer(**consumer_config(bootstrap, batch), group_id=group, client_id=instance,
-                             group_instance_id=f"{group}.{instance}", session_timeout_ms=10_000,
-                             heartbeat_interval_ms=2_000)
+    consumer = Consumer(config(bootstrap, group, instance))
 
-    def mark_ready() -> None:
-        if ready_file is not None and not ready_file.exists():
+    def assigned(partitions: list[TopicPartition]) -> Positions:
+        positions = _own(projection, partitions)  # in librdkafka's callback: an exception would end the loop
+        log.info("assigned partitions: %s", _describe(positions))
+        if ops is not None:
+            ops.assigned(partitions)
+        if partitions and ready_file is not None and not ready_file.exists():
             ready_file.write_text("ready\n")
+        return positions
+
+    def revoked(partitions: list[TopicPartition]) -> None:
+        projection.disown(partitions)
+        if ops is not None:
+            ops.revoked()
 
     topics = projection.topics
-    consumer.subscribe([topics.results, topics.outcomes],
-                       listener=_SeekToStoredOffsets(projection, consumer, mark_ready, ops))
+    consumer.subscribe([topics.results, topics.outcomes], assigned, revoked)
     if ops is not None:
         projection.listeners.append(ops.on_batch)
     log.info("consuming %s and %s as %s in group %s", topics.results, topics.outcomes, instance, group)
     written = 0.0
     try:
         while not stopping:
-            polled = consumer.poll(timeout_ms=500, max_records=batch)
+            polled = consumer.poll(batch, 0.5)
             if polled:
                 _apply_or_resync(projection, consumer, polled, ops)
             if ops is not None:
@@ -245,12 +234,12 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
                 metrics_file.write_bytes(orjson.dumps({"worker": instance, **projection.totals.as_dict()}))
                 written = time.monotonic()
     finally:
-        consumer.close(autocommit=False)
+        consumer.close()
         t = projection.totals
         log.info("stopped: %d records in %d batches, %.0f records/s while applying", t.records, t.batches, t.rate())
 
 
-def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: dict,
+def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict,
                      ops: Optional["ProjectorOps"] = None) -> None:
     try:
         conflict = projection.apply(polled)
@@ -269,15 +258,19 @@ def _apply_or_resync(projection: Projection, consumer: KafkaConsumer, polled: di
         _resync(projection, consumer)
 
 
-def _resync(projection: Projection, consumer: KafkaConsumer) -> None:
+def _own(projection: Projection, partitions: list[TopicPartition]) -> Positions:
+    """`projection.own(partitions)`, once Redis answers (it holds the offsets to start from)."""
     while True:
         try:
-            positions = projection.own(consumer.assignment())
-            break
+            return projection.own(partitions)
         except redis.RedisError as error:
             log.error("Redis unreachable (%s: %s); retrying in 1 s", type(error).__name__, error)
             time.sleep(1.0)
-    _seek(consumer, positions)
+
+
+def _resync(projection: Projection, consumer: Consumer) -> None:
+    positions = _own(projection, consumer.assignment())
+    consumer.seek(positions)
     log.info("resumed at the stored offsets: %s", _describe(positions))
 
 
@@ -285,25 +278,24 @@ def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH,
              until: Optional[dict[str, int]] = None) -> Totals:
     """Apply every record from the stored offsets up to the end offsets seen now (no group), or
     up to `until` ({"topic:partition": next offset}, absent = nothing) when given."""
-    consumer = KafkaConsumer(**consumer_config(bootstrap, batch), group_id=None)
+    consumer = Consumer(config(bootstrap))
     try:
         topics = projection.topics
         assigned = []
         for topic in (topics.results, topics.outcomes):
-            partitions = consumer.partitions_for_topic(topic)
-            if not partitions:
-                raise LookupError(f"topic {topic!r} does not exist at {bootstrap}")
-            assigned += [TopicPartition(topic, p) for p in sorted(partitions)]
-        consumer.assign(assigned)
+            try:
+                assigned += [TopicPartition(topic, p) for p in consumer.partitions_for(topic)]
+            except LookupError:
+                raise LookupError(f"topic {topic!r} does not exist at {bootstrap}") from None
         if until is None:
             ends = consumer.end_offsets(assigned)
         else:
             ends = {tp: until.get(offset_field(tp.topic, tp.partition), 0) for tp in assigned}
-        _seek(consumer, projection.own(assigned))
+        consumer.assign(projection.own(assigned))
         pending = {tp: end for tp, end in ends.items() if end > (projection.positions[tp] or 0)}
-        consumer.pause(*(tp for tp in assigned if tp not in pending))
+        consumer.pause(tp for tp in assigned if tp not in pending)
         while pending:
-            polled = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=batch)
+            polled = consumer.poll(batch, timeout_s)
             if not polled:
                 raise TimeoutError(f"no records for {timeout_s:g}s while {len(pending)} partitions are unfinished")
             polled = {tp: [m for m in messages if m.offset < ends[tp]] for tp, messages in polled.items()}
@@ -312,9 +304,9 @@ def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH,
                 raise ProjectionMoved(f"the stored offset of {conflict.field} changed to {conflict.stored} "
                                       "while rebuilding: another projector is writing this projection")
             for tp in list(pending):
-                if (projection.positions[tp] or 0) >= pending[tp] or consumer.position(tp) >= pending[tp]:
+                if (projection.positions[tp] or 0) >= pending[tp] or (consumer.position(tp) or 0) >= pending[tp]:
                     del pending[tp]
-                    consumer.pause(tp)
+                    consumer.pause([tp])
         return projection.totals
     finally:
-        consumer.close(autocommit=False)
+        consumer.close()

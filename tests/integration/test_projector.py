@@ -363,3 +363,65 @@ def test_results_the_projector_cannot_apply_are_skipped_counted_and_never_wedge_
     finally:
         proj.stop()
     assert "skipping unreadable record" in proj.log_text()
+
+
+def own_redis(port: int, data: Path) -> subprocess.Popen:
+    """A Redis of this test's own (it is stopped and started again), its data kept in `data`."""
+    from services.cli._redis import ensure_installed
+
+    data.mkdir(exist_ok=True)
+    server = subprocess.Popen([ensure_installed(), "--port", str(port), "--dir", str(data), "--save", "",
+                               "--appendonly", "yes", "--appendfsync", "always"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if redis.Redis(port=port).ping():
+                return server
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                server.kill()
+                raise
+            time.sleep(0.1)
+
+
+def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka_bootstrap, contract_topics,
+                                                                          tmp_path):
+    """Given two projectors that projected the first half, when their Redis stops and one of them
+    dies, the group gives all partitions to the other, which must read their offsets from Redis
+    to own them: it does not die on it (librdkafka raises what its callback raises), it waits,
+    and once Redis is back it projects the rest, nothing twice."""
+    from services.cli._proc import free_port
+
+    topics, keys, port = contract_topics(partitions=4), Keys("away:", 4), free_port()
+    results, outcomes, _ = fold_offline(mixed_bot_traffic(GAMES, matches=16, seed=4, prefix="away-"), 4)
+    half = len(results) // 2
+    server = own_redis(port, tmp_path / "redis")
+    url = f"redis://127.0.0.1:{port}/0"
+    first, second = (projector(kafka_bootstrap, topics, tmp_path, url, keys.prefix, f"projector-{n}").start()
+                     for n in (1, 2))
+    try:
+        for proj in (first, second):
+            proj.wait_for_log("assigned partitions", timeout=60)
+        send(kafka_bootstrap, topics.results, results[:half])
+        wait_until_projected(redis.Redis(port=port), keys, kafka_bootstrap, topics, workers=[first, second])
+        server.terminate()
+        server.wait(timeout=20)
+        second.kill()  # its partitions go to the first once its session (10 s) times out
+        first.wait_for_log("Redis unreachable", timeout=60)
+        server = own_redis(port, tmp_path / "redis")
+        send(kafka_bootstrap, topics.results, results[half:])
+        send(kafka_bootstrap, topics.outcomes, outcomes)
+        client = redis.Redis(port=port)
+        wait_until_projected(client, keys, kafka_bootstrap, topics, workers=[first])
+        assert first.alive and "Traceback" not in first.log_text()
+        assert last_assignment(first) == {f"{topics.results}[{p}]" for p in range(4)} | {f"{topics.outcomes}[0]"}
+        reference = Keys("away-reference:", 4)
+        settings = Settings.from_env(kafka_bootstrap=kafka_bootstrap, topic_prefix=topics.prefix)
+        catch_up(Projection(Store(client, reference, "projector", topics.outcomes), settings.topics), kafka_bootstrap)
+        assert dump(client, reference) == dump(client, keys)  # all of it, counters counted once
+    finally:
+        for proj in (first, second):
+            proj.stop()
+        server.terminate()
+        server.wait(timeout=20)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import random
+
 import orjson
 import pytest
 from kafka import TopicPartition
 
+from bench.logs import random_match_records
 from games.fold import Replayer
+from games.registry import GAME_MODULES
 from services.common.redis_keys import Keys
 from services.common.settings import Topics
+from services.projector.plan import match_fields
 from services.projector.runner import Projection
 from services.projector.store import Store, dump
 from tests.support import record
@@ -48,6 +53,83 @@ def test_a_worker_whose_partition_moved_on_writes_nothing_and_resumes_from_the_s
     assert successor.apply({RESULTS0: [Message(2, results[2])]}) is not None  # now the successor is fenced
 
 
+def test_after_a_wipe_the_worker_forgets_the_seqs_it_wrote_and_projects_the_match_again(redis_client):
+    """Given a projection that wrote seqs 1-2 of a match (and keeps them, to skip reading them),
+    when the projection is wiped under it, its next batch is fenced, and once it owns the
+    partition again it re-applies the match from the start: nothing is taken as stale."""
+    keys = Keys("forget:")
+    results = results_of_a_match()
+    projection = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
+    projection.own([RESULTS0])
+    assert projection.apply({RESULTS0: [Message(0, results[0]), Message(1, results[1])]}) is None
+    assert projection.seqs.split(frozenset({(0, "m1")})) == ({"m1": 2}, frozenset())
+    projection.store.wipe()
+    assert projection.apply({RESULTS0: [Message(2, results[2])]}) is not None  # fenced: no offset stored
+    assert projection.own([RESULTS0]) == {RESULTS0: None} and len(projection.seqs) == 0
+    assert projection.apply({RESULTS0: [Message(i, raw) for i, raw in enumerate(results)]}) is None
+    assert redis_client.hget(keys.match("m1", 0), "seq") == b"3"
+    assert redis_client.zcard(keys.match_log("m1", 0)) == 3
+    assert projection.totals.counts["stale"] == 0
+
+
+def played_results() -> list[bytes]:
+    """Results of complete random matches of every game, interleaved, and one left waiting."""
+    replayer, results = Replayer(), []
+    waiting = record("open-1", "carol", {"type": "create", "game": "strands", "seats": ["carol", None],
+                                         "options": SIDE2}, 0)
+    for game in GAME_MODULES:
+        for raw in [*random_match_records(game, 3, seed=5, open_at_once=3, prefix=f"{game}-"), waiting]:
+            result = replayer.feed(raw).result
+            if result["status"] == "accepted" and not result["duplicate"]:
+                results.append(orjson.dumps(result))
+    return results
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_any_batching_gives_the_projection_of_one_result_at_a_time(redis_client, seed):
+    """A move that follows the stored one without a lifecycle event writes only what it changes
+    (seq, view, list score): the hashes still hold every field of the latest result, and a batch
+    of many results (coalesced) leaves what applying them one by one leaves."""
+    results, keys = played_results(), Keys(f"batching{seed}:")
+    one_by_one = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
+    one_by_one.own([RESULTS0])
+    for offset, raw in enumerate(results):
+        assert one_by_one.apply({RESULTS0: [Message(offset, raw)]}) is None
+    latest = {orjson.loads(raw)["match_id"]: orjson.loads(raw) for raw in results}
+    for match_id, result in latest.items():
+        stored = {k.decode(): v.decode() for k, v in redis_client.hgetall(keys.match(match_id, 0)).items()}
+        assert stored == match_fields(result), match_id
+    expected = dump(redis_client, keys)
+    one_by_one.store.wipe()
+    batched, rng, offset = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS), \
+        random.Random(seed), 0
+    batched.own([RESULTS0])
+    while offset < len(results):
+        size = rng.choice([1, 2, 7, 40, 500])
+        batch = [Message(o, results[o]) for o in range(offset, min(offset + size, len(results)))]
+        assert batched.apply({RESULTS0: batch}) is None
+        offset += len(batch)
+    assert dump(redis_client, keys) == expected
+
+
+@pytest.mark.parametrize("bad", [True, None, 1.5j, 2 ** 64])
+def test_a_batch_with_an_argument_redis_cannot_take_writes_nothing(redis_client, bad):
+    """The commands travel as one MessagePack argument; the script checks every argument before it
+    runs any command, so a batch that fails leaves no half of itself behind (no counter counted
+    twice when its halves are applied again); what cannot even be packed fails before sending."""
+    import redis
+
+    keys = Keys("halfway:")
+    store = Store(redis_client, keys, "projector", TOPICS.outcomes)
+    commands = [("HINCRBY", keys.totals("strands", 0), "moves", 1), ("HSET", keys.match("m1", 0), "status", bad)]
+    with pytest.raises((redis.ResponseError, redis.DataError)):
+        store.apply(commands, {f"{TOPICS.results}:0": (None, 1)})
+    assert redis_client.hget(keys.totals("strands", 0), "moves") is None
+    assert redis_client.hget(keys.offsets("projector", 0), f"{TOPICS.results}:0") is None
+    assert store.apply(commands[:1], {f"{TOPICS.results}:0": (None, 1)}) is None
+    assert redis_client.hget(keys.totals("strands", 0), "moves") == b"1"
+
+
 def test_the_wipe_takes_the_projection_and_nothing_else(redis_client):
     keys = Keys("wipe:")
     projection = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
@@ -81,8 +163,8 @@ def test_a_record_redis_refuses_is_skipped_and_the_rest_of_its_batch_applied(red
     results = results_of_a_match()
     real = plan_module.match_fields
 
-    def poisoned(result):
-        fields = real(result)
+    def poisoned(result, *settled):
+        fields = real(result, *settled)
         return {**fields, "status": True} if result["seq"] == 2 else fields  # redis-py refuses a bool
 
     monkeypatch.setattr(plan_module, "match_fields", poisoned)

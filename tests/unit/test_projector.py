@@ -182,6 +182,7 @@ def test_unreadable_records_are_skipped_and_counted():
     {"view.started_at": True}, {"view.clock": [1]}, {"view.clock": {"remaining_ms": [1, "2"], "since_ms": 0}},
     {"view.seats": ["alice", 7]}, {"view.game": "chess"}, {"view.to_move": [True]}, {"seq": True},
     {"match_id": "m1:log"}, {"at": "2026-99-99T00:00:00Z"}, {"events": ["match_created"]}, {"player": 5},
+    {"seq": 2 ** 60}, {"view.clock": {"remaining_ms": [1, 2 ** 60], "since_ms": 0}},  # beyond what Lua keeps exactly
 ])
 def test_a_result_with_a_field_planning_cannot_use_is_skipped_and_counted(change):
     """Results on the topic may come from anyone who can write it: none may make planning raise
@@ -219,3 +220,37 @@ def test_needs_names_every_match_outcome_and_standing_to_read():
     assert wanted.matches == {(0, "m1")} and wanted.outcomes == {"a"}
     assert wanted.standings == {("alice", "mana"), ("bob", "mana")}
     assert Counter(i.kind for i in items) == {"result": 2, "outcome": 1}
+
+
+def test_every_view_status_the_record_check_accepts_has_its_projected_list():
+    """The check shared with the gateway takes the contract's statuses; planning files a match
+    under the list of its status, so a status without a list would make its results unreadable."""
+    from services.common.record_checks import VIEW_STATUSES
+    from services.projector.plan import LIST_OF_STATUS
+
+    assert set(LIST_OF_STATUS) == VIEW_STATUSES == {"waiting", "active", "over"}
+
+
+def test_take_fetched_waits_for_the_first_record_only():
+    """Given a consumer with two records fetched, take_fetched asks consume() for the rest without
+    waiting; with none it returns nothing after the poll's timeout."""
+    from services.common.kafka_fetch import take_fetched
+
+    class Consumer:
+        def __init__(self, fetched):
+            self.fetched, self.calls = list(fetched), []
+
+        def poll(self, timeout):
+            self.calls.append(("poll", timeout))
+            return self.fetched.pop(0) if self.fetched else None
+
+        def consume(self, n, timeout):
+            self.calls.append(("consume", n, timeout))
+            taken, self.fetched = self.fetched[:n], self.fetched[n:]
+            return taken
+
+    busy = Consumer(["a", "b", "c"])
+    assert take_fetched(busy, 10, 0.2) == ["a", "b", "c"] and busy.calls == [("poll", 0.2), ("consume", 9, 0)]
+    assert take_fetched(Consumer(["a", "b"]), 1, 0.2) == ["a"]
+    idle = Consumer([])
+    assert take_fetched(idle, 10, 0.2) == [] and idle.calls == [("poll", 0.2)]
