@@ -231,7 +231,10 @@ def ensure_topic_configs(bootstrap: str, name: str, wanted: dict[str, str], *, t
     changed = {k: v for k, v in wanted.items() if current.get(k) != v}
     if changed:
         with admin(bootstrap, timeout=timeout) as client:
-            response = client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, {**current, **wanted})])
+            # raise_on_unknown=False: kafka-python 3 first checks the names against the configs a
+            # broker describes, and a broker that does not know a just-made topic yet knows none
+            response = client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, {**current, **wanted})],
+                                            raise_on_unknown=False)
         for resource in getattr(response, "resources", []) or []:
             code, message = resource[0], resource[1]
             if code:

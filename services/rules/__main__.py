@@ -11,7 +11,8 @@ import os
 import sys
 
 from services.common import kafka_admin
-from services.common.settings import load
+from services.common.event_loop import chosen_loop
+from services.common.settings import SettingsError, load
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +34,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plylog rules worker: {topics.moves} has {moves} partitions and {topics.results} {results}; "
               f"both must exist with the same count (`plylog up` creates them)", file=sys.stderr)
         return 2
+    try:
+        loop = chosen_loop(os.environ)
+    except SettingsError as error:
+        print(f"plylog rules worker: {error}", file=sys.stderr)
+        return 2
+    if loop == "uvloop":  # before Faust makes its loop (mode's documented switch)
+        import mode.loop
+
+        mode.loop.use("uvloop")
     from .app import create_app  # imported late: Faust is slow to import and --help should not wait
     from .faust_fixes import create_changelog_before_joining
 

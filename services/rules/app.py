@@ -26,6 +26,7 @@ from faust.types import TP
 from mode import CrashingSupervisor
 
 from games.fold import FORGET_FINISHED_AFTER
+from services.common import heap
 from services.common.settings import Settings, env_number
 
 from .batching import RecordBuffer
@@ -73,7 +74,9 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         datadir=str(datadir),
-        producer_linger_ms=1,
+        # no linger: a batch's records are all handed to the producer before its sender runs, so
+        # they go out as one request anyway; a lone move's result is not held back 1 ms
+        producer_linger=0.0,
         producer_max_batch_size=256 * 1024,
         producer_acks=-1,
         producer_request_timeout=PRODUCE_TIMEOUT_S,
@@ -106,6 +109,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
                      for tp in sender.consumer.assignment() if tp.topic == topics.moves}
         log.info("recovered; stored positions of %s: %s", topics.moves, dict(sorted(positions.items())))
+        heap.settle()  # recovered: what is here now lives as long as the worker (services/common/heap.py)
         ready_file = os.environ.get("PLYLOG_READY_FILE")
         if ready_file:
             open(ready_file, "w").close()
