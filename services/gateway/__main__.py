@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
+from services.common.event_loop import chosen_loop
 from services.common.settings import SettingsError, load
 
 
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("kafka").setLevel(logging.WARNING)
     try:
         settings = load()
+        loop = chosen_loop(os.environ)
         from .app import create_app
         from .config import GatewayConfig
 
@@ -34,10 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
+    config = app.state.gateway.config
     # ws_max_size: a socket message is an action, held to the request body limit (larger: closed 1009)
     uvicorn.run(app, host=args.host or settings.gateway_host, port=args.port or settings.gateway_port,
                 log_level=args.log_level, access_log=args.log_level == "debug", timeout_graceful_shutdown=3,
-                ws="websockets-sansio", ws_max_size=app.state.gateway.config.max_body_bytes)
+                loop=loop, ws="websockets-sansio", ws_max_size=config.max_body_bytes,
+                ws_per_message_deflate=config.socket_deflate)
     return 0
 
 

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from services.common import redis_client
+from services.common import heap, redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -29,6 +29,7 @@ from .limits import BodyLimitMiddleware
 from .live import LiveHub
 from .metrics import Metrics, MetricsMiddleware
 from .ratelimit import RateLimiter
+from .results_feed import ResultsFeed
 from .sse import ResultStream
 from .submit import Submitter
 from .timekeeper import Timekeeper
@@ -37,6 +38,7 @@ from .tokens import SeatTokens
 log = logging.getLogger("plylog.gateway")
 STATIC_DIR = Path(__file__).parent / "static"
 PRODUCER_START_TIMEOUT_S = 60.0
+FEED_START_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Gateway:
     auth: Optional[Authenticator] = None
     stream: Optional[ResultStream] = None
     tokens: Optional[SeatTokens] = None
+    feed: Optional[ResultsFeed] = None
     tasks: list[asyncio.Task] = field(default_factory=list)
     open_streams: Counter = field(default_factory=Counter)  # live streams per client address
 
@@ -72,17 +75,27 @@ class Gateway:
         self.hub = LiveHub(redis_client.pubsub_client(s.redis, socket_connect_timeout=5), keys,
                            reconnect=lambda attempt: redis_client.pubsub_client(s.redis, attempt, socket_connect_timeout=5))
         self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
+        if c.early_results:
+            self.feed = ResultsFeed(s.kafka_bootstrap, s.topics.results, self.hub.deliver_early,
+                                    self.metrics.feed_records.inc)
+            self.feed.start()
+            if not await asyncio.to_thread(self.feed.reading.wait, FEED_START_TIMEOUT_S):
+                log.warning("results feed: not reading %s after %.0f s; seat sockets get the projector's "
+                            "announcements until it does", s.topics.results, FEED_START_TIMEOUT_S)
         self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
         self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_index,
                                     self.metrics.history_records.inc)
-        self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst)
-        self.address_limiter = RateLimiter(self.redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst)
+        cluster = redis_client.is_cluster(self.redis)
+        self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster)
+        self.address_limiter = RateLimiter(self.redis, keys.ratelimit_address, c.address_rate_per_s,
+                                           c.address_rate_burst, cluster)
         self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)
             self.tasks.append(asyncio.create_task(keeper.run(), name="timekeeper"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.hub.connected.wait(), 10)
+        heap.settle()  # what start-up made lives as long as the gateway (services/common/heap.py)
         log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f, "
                  "players: %s identities, operator key %s", s.kafka_bootstrap, s.topics.moves, s.redis_url,
                  c.redis_prefix, c.rate_per_s, c.rate_burst, c.auth_mode, "set" if c.operator_key else "off")
@@ -93,6 +106,8 @@ class Gateway:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self.feed is not None:
+            await asyncio.to_thread(self.feed.stop)
         if self.producer is not None:
             with contextlib.suppress(Exception):
                 await self.producer.stop()
@@ -108,7 +123,9 @@ async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
     """A started producer; retries while the broker is not up yet (e.g. right after `plylog up`)."""
     deadline = asyncio.get_running_loop().time() + PRODUCER_START_TIMEOUT_S
     while True:
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=1,
+        # linger 0: a lone move goes out at once (1 ms of the lone client's ~8 ms was the linger);
+        # under load moves still batch, behind the one request aiokafka keeps in flight per broker
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0,
                                     enable_idempotence=True, request_timeout_ms=15000)
         try:
             await producer.start()

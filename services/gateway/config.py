@@ -31,6 +31,11 @@ PLYLOG_STREAMS_PER_CLIENT       32        open live streams (SSE streams and soc
                                           address (429 beyond; a socket is closed with 4429)
 PLYLOG_SOCKET_QUEUE             256       messages a socket may have unsent (a slow client); one
                                           more closes it with 1013
+PLYLOG_SOCKET_EARLY_RESULTS     1         seat sockets also take results from plylog.results, a
+                                          few ms before the projector has them (0: Redis only)
+PLYLOG_SOCKET_DEFLATE           0         1: offer permessage-deflate on seat sockets (results
+                                          ~13x smaller, ~70 us more gateway CPU per socket
+                                          move, a zlib context per socket; off as in socket.io)
 =============================== ========= ====================================================
 """
 from __future__ import annotations
@@ -68,6 +73,8 @@ class GatewayConfig:
     max_body_bytes: int = 65536
     streams_per_client: int = 32
     socket_queue: int = 256
+    early_results: bool = True
+    socket_deflate: bool = False
 
     @classmethod
     def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> "GatewayConfig":
@@ -90,6 +97,8 @@ class GatewayConfig:
             max_body_bytes=env_number(env, "PLYLOG_MAX_BODY_BYTES", 65536, lo=1024, hi=64 * 1024 * 1024),
             streams_per_client=env_number(env, "PLYLOG_STREAMS_PER_CLIENT", 32, lo=1, hi=100_000),
             socket_queue=env_number(env, "PLYLOG_SOCKET_QUEUE", 256, lo=1, hi=100_000),
+            early_results=env_number(env, "PLYLOG_SOCKET_EARLY_RESULTS", 1, lo=0, hi=1) == 1,
+            socket_deflate=env_number(env, "PLYLOG_SOCKET_DEFLATE", 0, lo=0, hi=1) == 1,
         )
 
 

@@ -9,9 +9,10 @@ Cost control, so that walking through old matches never stalls anyone else:
 - reading starts at the match's create: its moves offset, from the projection's log (`offset` of
   seq 1); for projections written before log entries had offsets, the first offset whose broker
   time is at least `created_at` minus a margin. A finished match is read only up to its last
-  accepted record. The fold is checked against the projection's accepted event ids and redone
-  from the partition's start if they differ (a record produced with an `at` far from its broker
-  time);
+  accepted record; one in progress to the partition's end (the projection may be behind the
+  log: a seat socket's client, with a result from the topic, asks next). The fold is checked
+  against the projection's accepted event ids and redone from the partition's start if they
+  differ (a record produced with an `at` far from its broker time);
 - folds are cached (LRU) with the next offset to read, so a later call folds only new records,
   and a finished match's fold is never read again;
 - reads run on a small pool of consumers in threads, so one long read holds one of them only.
@@ -120,6 +121,8 @@ class MatchHistory:
                                             max(0, to_ms(created_at) - START_MARGIN_MS))
         folded = Folded(match_id, self._topic, partitions, partition, start)
         await self._read_into(folded, index.last_offset)
+        if not folded.finished:  # the log may be ahead of the projection (a seat socket's early result)
+            await self._read_into(folded, None)
         if not (folded.event_ids and folded.event_ids[:len(index.event_ids)] == index.event_ids):
             log.info("history: %s refolded from the partition start (the fold from offset %d disagreed with the "
                      "projection)", match_id, start)

@@ -7,37 +7,57 @@ are decoded only for matches somebody listens to.
 
 A listener whose queue overflows (a stalled client) or that lived through a reconnect is
 marked `resync`: it must re-read what it missed from the log zset (the SSE stream does).
+
+An `early` listener (a seat's socket) also gets each result of its match straight from
+`plylog.results` (results_feed.py), a few milliseconds before the projector announces it; both
+copies arrive, marked, and the stream (sse.py) keeps one of each. An announcement whose bytes
+every listener of its match has taken from the topic already is left out here (most of them,
+for sockets: the work of waking each stream for a copy it would drop).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections import defaultdict
-from typing import Any, Callable, Iterator, Optional
+from collections import OrderedDict, defaultdict
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 import orjson
 import redis.asyncio as aioredis
 
+from services.common.record_checks import result_problem
 from services.common.redis_keys import Keys
 
 log = logging.getLogger("plylog.gateway.live")
 QUEUE_SIZE = 1000
 
 
-class Listener:
-    def __init__(self, match_id: str):
-        self.match_id = match_id
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(QUEUE_SIZE)
-        self.resync = False
+class Arrival(NamedTuple):
+    """A result record as it came: decoded, its bytes, and whether from the topic (early) or the
+    projector's announcement."""
 
-    def offer(self, result: dict[str, Any]) -> None:
+    result: dict[str, Any]
+    raw: bytes
+    early: bool = False
+
+
+class Listener:
+    def __init__(self, match_id: str, early: bool = False):
+        self.match_id = match_id
+        self.early = early
+        self.queue: asyncio.Queue[Arrival] = asyncio.Queue(QUEUE_SIZE)
+        self.resync = False
+        # An early listener's stream: digests (hash of the bytes) of the results it has one copy of
+        # (sse._first_copy, bounded); the hub leaves out an announcement every listener has.
+        self.seen: OrderedDict[int, None] = OrderedDict()
+
+    def offer(self, arrival: Arrival) -> None:
         try:
-            self.queue.put_nowait(result)
+            self.queue.put_nowait(arrival)
         except asyncio.QueueFull:
             self.resync = True
 
-    async def get(self, timeout: Optional[float]) -> Optional[dict[str, Any]]:
+    async def get(self, timeout: Optional[float]) -> Optional[Arrival]:
         """The next result, or None after `timeout` seconds. (asyncio.timeout, not wait_for: on
         Python 3.11 wait_for loses a cancellation that comes as a queued result is taken, and the
         stream being closed would go on reading.)"""
@@ -60,8 +80,8 @@ class LiveHub:
         self.connected = asyncio.Event()
 
     @contextlib.contextmanager
-    def listen(self, match_id: str) -> Iterator[Listener]:
-        listener = Listener(match_id)
+    def listen(self, match_id: str, early: bool = False) -> Iterator[Listener]:
+        listener = Listener(match_id, early)
         self._listeners[match_id].add(listener)
         try:
             yield listener
@@ -125,10 +145,39 @@ class LiveHub:
         listeners = self._listeners.get(self._keys.live_match_id(channel))
         if not listeners:
             return
+        raw = data if isinstance(data, bytes) else data.encode()
+        if all(listener.early for listener in listeners):
+            digest = hash(raw)  # the projector announces the record's own bytes
+            if all(digest in listener.seen for listener in listeners):
+                return  # every stream here has it from the topic: not decoded, nobody woken
         try:
-            result = orjson.loads(data)
+            result = orjson.loads(raw)
         except orjson.JSONDecodeError:
             log.warning("live hub: a message on %s is not JSON; ignored", channel)
             return
+        arrival = Arrival(result, raw)
         for listener in list(listeners):
-            listener.offer(result)
+            listener.offer(arrival)
+
+    def deliver_early(self, records: list[tuple[bytes, bytes]]) -> None:
+        """Hand (key, value) records read from `plylog.results` to the early listeners of their
+        match. Records nobody here wrote are checked as the projector checks
+        them; one that fails, or whose key is not its match id, is left out (the projector's
+        announcement still comes, or not, as the projector decides)."""
+        for key, raw in records:
+            try:
+                match_id = key.decode()
+            except UnicodeDecodeError:
+                continue
+            early = [listener for listener in self._listeners.get(match_id, ()) if listener.early]
+            if not early:
+                continue
+            try:
+                result = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if result_problem(result) or result.get("match_id") != match_id:
+                continue
+            arrival = Arrival(result, raw, early=True)
+            for listener in early:
+                listener.offer(arrival)

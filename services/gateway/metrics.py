@@ -33,6 +33,13 @@ class Metrics:
                                        "move records read from plylog.moves to refold matches (time travel, legal actions)",
                                        registry=self.registry)
 
+        self.early_results = Counter("plylog_gateway_early_results",
+                                     "results seat sockets took from plylog.results before the projector announced them",
+                                     registry=self.registry)
+        self.feed_records = Counter("plylog_gateway_results_feed_records",
+                                    "records the gateway read from plylog.results for its seat sockets",
+                                    registry=self.registry)
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 

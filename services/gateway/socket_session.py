@@ -100,7 +100,7 @@ class SocketSession:
         if not hub.connected.is_set():  # as the HTTP wait does: a result published now would be missed
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(hub.connected.wait(), 2.0)
-        with hub.listen(self._match_id) as listener:  # listen BEFORE reading the view
+        with hub.listen(self._match_id, early=True) as listener:  # listen BEFORE reading the view
             listener.resync = not hub.connected.is_set()  # re-read the log once the hub is back
             try:
                 meta = await self._gateway.projection.match_fields(self._match_id, "view", "seq") or {}

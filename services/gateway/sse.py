@@ -5,22 +5,29 @@ the client's Last-Event-ID, from the log zset), then forward live results; accep
 are deduplicated by seq, so a result both in the backlog and live is sent once. A gap in the
 live seqs (or a listener that overflowed or lived through a reconnect) is filled from the zset.
 
+A seat's socket listens `early` (live.py): each result comes from the topic and again from the
+projector. An early copy of an accepted result is taken only when it is the next seq (else its
+announcement, after the projector stored the results before it, fills the gap from the zset);
+rejected and duplicate results, which no seq orders, are kept once by their bytes.
+
 Events: `result` (an accepted result; `id` = its seq) and `rejected` (no id: it changes
 nothing). Data is the result record as JSON; results read back from the log carry no `view`,
 except the newest, which carries the current one. `: keep-alive` comments every few seconds.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, AsyncIterator, Callable, Optional
 
 import orjson
 
 from services.common.projection import Projection
 
-from .live import Listener, LiveHub
+from .live import Arrival, Listener, LiveHub
 from .metrics import Metrics
 
 RETRY_MS = 2000
+RECENT_KEPT = 256  # rejected or duplicate results an early stream remembers (their hashes) to keep once
 
 
 def format_event(result: dict[str, Any]) -> str:
@@ -64,15 +71,20 @@ class ResultStream:
         for result, sent in await self._backlog(match_id, sent):
             yield result
         while True:
-            result = await listener.get(self._keepalive_s)
+            arrival = await listener.get(self._keepalive_s)
             if listener.resync:
                 listener.resync = False
                 for missed, sent in await self._backlog(match_id, sent):
                     yield missed
-            if result is None:
+            if arrival is None:
                 yield None
                 continue
-            for fresh, sent in await self._live(match_id, result, sent, keep):
+            if listener.early and not _first_copy(arrival, sent, listener.seen):
+                continue
+            out = await self._live(match_id, arrival.result, sent, keep)
+            if out and arrival.early:
+                self._metrics.early_results.inc()
+            for fresh, sent in out:
                 yield fresh
 
     async def _backlog(self, match_id: str, after: int) -> list[tuple[dict[str, Any], int]]:
@@ -96,3 +108,28 @@ class ResultStream:
             out = [(entry, s) for entry, s in await self._backlog(match_id, sent) if s < seq]
         out.append((result, seq))
         return out
+
+
+def _first_copy(arrival: Arrival, sent: int, seen: OrderedDict[int, None]) -> bool:
+    """Whether an early listener's stream takes `arrival` (the other copy of each is left out).
+    `seen` gets the digest of each copy taken from the topic (the hub then leaves out its
+    announcement) and of each rejected or duplicate result (kept once by its bytes)."""
+    result = arrival.result
+    if result.get("status") == "accepted" and not result.get("duplicate"):
+        # ordered by seq (`_live`); an early copy past the next seq waits for its announcement
+        if arrival.early and result.get("seq", 0) > sent + 1:
+            return False
+        if arrival.early:
+            _remember(seen, hash(arrival.raw))
+        return True
+    digest = hash(arrival.raw)
+    if digest in seen:
+        return False
+    _remember(seen, digest)
+    return True
+
+
+def _remember(seen: OrderedDict[int, None], digest: int) -> None:
+    seen[digest] = None
+    if len(seen) > RECENT_KEPT:
+        seen.popitem(last=False)

@@ -66,7 +66,8 @@ class Submitter:
             await self._produce(record, raw)
             deadline = started + timeout_s
             while (left := deadline - time.perf_counter()) > 0:
-                result = await listener.get(left)
+                arrival = await listener.get(left)
+                result = arrival.result if arrival is not None else None
                 if result is not None and result.get("event_id") == record["event_id"]:
                     self._metrics.wait_latency.labels(result.get("status", "?")).observe(time.perf_counter() - started)
                     return result

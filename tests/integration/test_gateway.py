@@ -204,12 +204,7 @@ def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(
         producer.send(gateway.topics.moves, key=b"m-tt", value=raw, timestamp_ms=stamp)
     producer.flush()
     producer.close()
-    gateway.redis.hset(gateway.keys.match("m-tt"), mapping={
-        "game": "strands", "seq": len(played), "created_at": orjson.loads(played[0][0])["at"],
-        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(played[-1][1].result["view"])})
-    for raw, step in played:  # the projection's log, as the projector writes it
-        entry = {k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}
-        gateway.redis.zadd(gateway.keys.match_log("m-tt"), {orjson.dumps(entry): step.result["seq"]})
+    _store_projection(gateway, "m-tt", played)  # log entries without offsets, as projectors wrote before
     for raw, step in played:
         answer = gateway.http.get(f"/v1/matches/m-tt/positions/{step.result['seq']}")
         assert answer.status_code == 200 and answer.json() == step.result["view"], step.result["seq"]
@@ -235,16 +230,46 @@ def test_time_travel_reads_only_the_matchs_own_records_when_the_log_names_their_
     producer.flush()
     offsets = [future.get(10).offset for future in sent]
     producer.close()
-    gateway.redis.hset(gateway.keys.match("m-idx"), mapping={
-        "game": "strands", "seq": len(played), "created_at": orjson.loads(played[0][0])["at"],
-        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(played[-1][1].result["view"])})
-    for offset, (raw, step) in zip(offsets, played):
-        entry = {**{k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}, "offset": offset}
-        gateway.redis.zadd(gateway.keys.match_log("m-idx"), {orjson.dumps(entry): step.result["seq"]})
+    _store_projection(gateway, "m-idx", played, offsets)
     for raw, step in played:
         assert gateway.http.get(f"/v1/matches/m-idx/positions/{step.result['seq']}").json() == step.result["view"]
     read = gateway.metric("plylog_gateway_history_records_read_total")
     assert read == len(played), f"read {read} records for a match of {len(played)}"
+
+
+def test_legal_actions_follow_the_log_when_the_projection_is_behind(gateway):
+    """A seat socket gets a result from plylog.results before the projector has stored it, and its
+    client asks for the legal actions next: the first fold of a match in progress reads its log to
+    the end, not to the last record the projection knows (that was a position behind, with the
+    other seat to move and no actions listed)."""
+    from games.playout import random_playout_records
+    from kafka import KafkaProducer
+
+    played = list(random_playout_records("strands", {"layout": "small-4"}, seed=7, match_id="m-ahead"))[:4]
+    producer = KafkaProducer(bootstrap_servers=gateway.bootstrap)
+    sent = [producer.send(gateway.topics.moves, key=b"m-ahead", value=raw) for raw, _ in played]
+    producer.flush()
+    offsets = [future.get(10).offset for future in sent]
+    producer.close()
+    _store_projection(gateway, "m-ahead", played[:2], offsets)  # the projector has stored two of the four so far
+    last = played[-1][1].result
+    seat = last["view"]["to_move"][0]
+    answer = gateway.http.get("/v1/matches/m-ahead/legal-actions", headers=auth(TOKENS.issue("m-ahead", seat))).json()
+    assert (answer["seq"], answer["to_move"]) == (last["seq"], last["view"]["to_move"]), answer
+    assert answer["actions"], answer
+
+
+def _store_projection(gateway, match_id: str, known: list, offsets: list[int] | None = None) -> None:
+    """The match's hash and log as the projector leaves them after the `known` (record, step)
+    pairs; each log entry names its moves offset when `offsets` are given."""
+    gateway.redis.hset(gateway.keys.match(match_id), mapping={
+        "game": "strands", "seq": len(known), "created_at": orjson.loads(known[0][0])["at"],
+        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(known[-1][1].result["view"])})
+    for number, (_, step) in enumerate(known):
+        entry = {k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}
+        if offsets is not None:
+            entry["offset"] = offsets[number]
+        gateway.redis.zadd(gateway.keys.match_log(match_id), {orjson.dumps(entry): step.result["seq"]})
 
 
 def _home(gateway, key: bytes) -> int:

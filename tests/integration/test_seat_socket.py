@@ -2,7 +2,7 @@
 with the projection and the results written by the test itself (no rules worker, no projector):
 who may open one and the close codes of those who may not, the live-stream cap shared with SSE,
 malformed messages answered without closing, the own result told from the updates, pending answers,
-the rate limit, and a client too slow to read. Whole matches over sockets are in tests/e2e."""
+the rate limit, a client too slow to read, and results taken early from plylog.results. Whole matches over sockets are in tests/e2e."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ import time
 import httpx
 import orjson
 import pytest
-from kafka import KafkaConsumer
+from kafka import KafkaConsumer, KafkaProducer
 
 from services.gateway.tokens import SeatTokens
 from tests.e2e.gateway_stack import SECRET
@@ -106,6 +106,22 @@ def test_who_may_open_a_seat_socket_and_the_close_codes_of_those_who_may_not(gat
     metrics = gateway.http.get("/metrics").text
     assert 'plylog_gateway_socket_closes_total{code="4401"} 4.0' in metrics
     assert 'plylog_gateway_socket_closes_total{code="4403"} 3.0' in metrics
+
+
+def test_sockets_are_not_compressed_unless_deflate_is_turned_on(gateway, kafka_bootstrap, contract_topics,
+                                                                redis_db_url, redis_client, tmp_path):
+    """The client offers permessage-deflate (the websockets package does by default): the gateway
+    declines it unless PLYLOG_SOCKET_DEFLATE=1, and its messages read the same either way."""
+    def extensions(running: _Gateway) -> tuple[str, int]:
+        running.project("m-zip")
+        with open_socket(running.url, "m-zip", TOKENS.issue("m-zip", 1)) as socket:
+            return socket.response.headers.get("Sec-WebSocket-Extensions", ""), receive(socket)["seq"]
+
+    assert extensions(gateway) == ("", 1)
+    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
+                         tmp_path / "deflate", PLYLOG_SOCKET_DEFLATE="1", PLYLOG_TIMEKEEPER_INTERVAL_S="0") as zipping:
+        offered, seq = extensions(zipping)
+    assert offered.startswith("permessage-deflate") and seq == 1, offered
 
 
 def test_sockets_count_with_the_sse_streams_toward_the_clients_cap(gateway):
@@ -216,3 +232,57 @@ def test_a_client_too_slow_to_read_is_closed_with_1013(gateway):
     seqs = [m["seq"] for m in messages]
     assert seqs == list(range(2, 2 + len(seqs))) and len(seqs) < published, len(seqs)
     assert gateway.metric("plylog_gateway_open_sockets") == 0
+
+
+def accepted_result(match_id: str, seq: int, event_id: str, player: str) -> dict:
+    """A result record as the rules worker writes it to plylog.results (every field checked)."""
+    return {"v": 1, "event_id": event_id, "match_id": match_id, "player": player, "status": "accepted", "seq": seq,
+            "duplicate": False, "at": "2026-11-29T22:00:01.000Z", "events": [{"type": "marker", "n": seq}],
+            "view": {"match_id": match_id, "game": "strands", "seats": ["alice", "bob"], "status": "active",
+                     "seq": seq, "to_move": [seq % 2]}}
+
+
+def test_a_socket_takes_results_from_the_topic_before_the_projector_each_once_in_seq_order(gateway):
+    """Given a seat socket and no projector, when results are produced to plylog.results, then the
+    socket gets them from there; the projector's later announcement of the same result adds
+    nothing; a result past the next seq waits for the announcements that fill the gap; records
+    nobody here wrote (not JSON, a key that is not their match, a bad seq) are left out."""
+    gateway.project("m-early")
+    results = KafkaProducer(bootstrap_servers=gateway.bootstrap, acks="all")
+
+    def produce(value: bytes, key: bytes = b"m-early") -> None:
+        results.send(gateway.topics.results, value, key=key).get(timeout=10)
+
+    try:
+        with open_socket(gateway.url, "m-early", TOKENS.issue("m-early", 0)) as socket:
+            assert receive(socket)["seq"] == 1
+            socket.send(orjson.dumps({"action": {"type": "place", "cells": [[0, 0]]}, "expected_seq": 1}))
+            event_id = moves(gateway, 1)[0]["event_id"]
+            mine = accepted_result("m-early", 2, event_id, "alice")
+            produce(orjson.dumps(mine))
+            assert receive(socket, timeout=10) == {"type": "result", **mine}  # nothing in Redis yet
+            gateway.store_accepted("m-early", gateway.entry(2, event_id, "alice"))
+            gateway.redis.publish(gateway.keys.live("m-early"), orjson.dumps(mine))  # the projector's copy
+            produce(b"not json")
+            produce(orjson.dumps(accepted_result("m-early", 3, "forged", "bob")), key=b"m-other")
+            produce(orjson.dumps({**accepted_result("m-early", 3, "bad-seq", "bob"), "seq": "3"}))
+            rejected = {"v": 1, "event_id": "bob-x", "match_id": "m-early", "player": "bob", "status": "rejected",
+                        "seq": 2, "events": [], "reason": {"code": "illegal", "message": "no"}}
+            produce(orjson.dumps(rejected))
+            assert receive(socket) == {"type": "update", **rejected}
+            gateway.redis.publish(gateway.keys.live("m-early"), orjson.dumps(rejected))  # announced too: once
+            ahead = accepted_result("m-early", 4, "bob-4", "bob")
+            produce(orjson.dumps(ahead))  # seq 3 is not known yet: this one waits
+            with pytest.raises(TimeoutError):
+                receive(socket, timeout=1.5)
+            third = gateway.publish("m-early", 3, "bob-3", "bob")  # the projector's, stored in the log first
+            assert receive(socket) == {"type": "update", **third}
+            gateway.store_accepted("m-early", gateway.entry(4, "bob-4", "bob"))
+            gateway.redis.publish(gateway.keys.live("m-early"), orjson.dumps(ahead))
+            assert receive(socket) == {"type": "update", **ahead}
+            with pytest.raises(TimeoutError):
+                receive(socket, timeout=1.0)
+    finally:
+        results.close()
+    assert gateway.metric("plylog_gateway_early_results_total") == 2  # mine and the rejection
+    assert gateway.metric("plylog_gateway_results_feed_records_total") == 6

@@ -41,7 +41,9 @@ def test_steady_is_the_median_whole_second_without_the_first_and_the_partial_las
     assert book.steady(4.9) == 200  # seconds 1, 2, 3 (4 is partial): 100, 200, 300
     assert book.steady(4.0) == 200  # seconds 1..3 again
     assert book.steady(3.5) == 300  # seconds 1, 2: the upper median, as load.js takes it
-    assert book.steady(1.9) is None  # no whole second but the first
+    assert book.steady(1.9) is None  # no whole second but the first, and no move counted
+    book.moves = 380
+    assert book.steady(1.9) == pytest.approx(200.0)  # then the play's mean rate
     empty = Book()
     assert empty.steady(3.2) == 0  # seconds with no answer count as 0
 
@@ -60,7 +62,8 @@ def test_figures_of_one_play():
     assert figures["rules_cpu_us_per_move"] == pytest.approx(1000.0)
     assert figures["projector_cpu_us_per_move"] == pytest.approx(250.0)
     short = figures_of(book, 1.5, {"gateway": 1.0}, prefix="single_")
-    assert "single_steady_moves_per_s" not in short and short["single_p50_ms"] == pytest.approx(20.0)
+    assert short["single_steady_moves_per_s"] == short["single_moves_per_s"]  # too short: the mean rate
+    assert short["single_p50_ms"] == pytest.approx(20.0)
     nothing = figures_of(Book(), 2.0, {"gateway": 1.0})
     assert nothing["moves_per_s"] == 0 and "gateway_cpu_us_per_move" not in nothing and "p50_ms" not in nothing
 

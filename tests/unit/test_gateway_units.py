@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
+import orjson
 import pytest
 
 from bench.logs import DEFAULT_OPTIONS
@@ -130,7 +131,7 @@ def test_the_result_stream_orders_results_and_passes_changeless_ones_only_when_k
     from the log, rejected ones as they come; duplicates and repeats only where `keep` says so."""
     import asyncio
 
-    from services.gateway.live import Listener
+    from services.gateway.live import Arrival, Listener
     from services.gateway.metrics import Metrics
     from services.gateway.sse import ResultStream
 
@@ -147,7 +148,7 @@ def test_the_result_stream_orders_results_and_passes_changeless_ones_only_when_k
         listener = Listener("m")
         for result in (live(3), live(3), live(5), live(2, duplicate=True, event_id="mine"),
                        {"status": "rejected", "seq": 5, "event_id": "bad"}, live(5, event_id="again")):
-            listener.offer(result)
+            listener.offer(Arrival(result, orjson.dumps(result)))
         stream = ResultStream(Projection(), None, Metrics(), keepalive_s=0.01)
         got = []
         async for result in stream.results("m", 1, listener, keep=keep):
@@ -158,3 +159,89 @@ def test_the_result_stream_orders_results_and_passes_changeless_ones_only_when_k
     assert asyncio.run(run(None)) == [(2, "e2"), (3, "e3"), (4, "e4"), (5, "e5"), (5, "bad")]
     kept = asyncio.run(run(lambda r: r["event_id"] in ("mine", "again")))
     assert kept == [(2, "e2"), (3, "e3"), (4, "e4"), (5, "e5"), (2, "mine"), (5, "bad"), (5, "again")]
+
+
+def test_an_early_stream_takes_each_result_once_from_whichever_copy_comes_first_in_seq_order():
+    """Given a seat socket's stream (early listener) at seq 1, when each result comes twice (from
+    plylog.results and from the projector), in either order, then it yields each once, in seq
+    order; an early copy past the next seq is left for the announcements that fill the gap."""
+    import asyncio
+
+    from services.gateway.live import Arrival, Listener
+    from services.gateway.metrics import Metrics
+    from services.gateway.sse import ResultStream
+
+    class Projection:  # nothing stored before the stream starts, no gap to fill
+        async def log_since_with_view(self, match_id, after):
+            return [], None, 0
+
+    def accepted(seq):
+        return {"status": "accepted", "seq": seq, "event_id": f"e{seq}", "player": "p", "duplicate": False}
+
+    rejected = {"status": "rejected", "seq": 2, "event_id": "bad", "player": "q"}
+    early, announced = (lambda r: Arrival(r, orjson.dumps(r), early=True)), (lambda r: Arrival(r, orjson.dumps(r)))
+
+    async def run():
+        listener, metrics = Listener("m", early=True), Metrics()
+        for arrival in (early(accepted(2)), announced(accepted(2)), announced(rejected), early(rejected),
+                        early(accepted(4)), announced(accepted(3)), announced(accepted(4)), early(accepted(3))):
+            listener.offer(arrival)
+        got = []
+        async for result in ResultStream(Projection(), None, metrics, keepalive_s=0.01).results("m", 1, listener):
+            if result is None:
+                return got, metrics.early_results._value.get()
+            got.append((result["seq"], result["event_id"]))
+
+    got, taken_early = asyncio.run(run())
+    assert got == [(2, "e2"), (2, "bad"), (3, "e3"), (4, "e4")]
+    assert taken_early == 1  # e2; the rejection came from the projector first, e4 had to wait
+
+
+def test_the_hub_leaves_out_an_announcement_only_when_every_listener_has_it_from_the_topic():
+    """Given a match's listeners, when the projector announces a result, then the hub hands it on
+    unless every listener is early and its stream took that result's bytes from the topic: an
+    early copy past the next seq (not taken) still gets its announcement, and so does a match
+    with an SSE or `wait=true` listener too."""
+    import asyncio
+
+    from services.common.redis_keys import Keys
+    from services.gateway.live import LiveHub
+    from services.gateway.metrics import Metrics
+    from services.gateway.sse import ResultStream
+
+    class Projection:
+        async def log_since_with_view(self, match_id, after):
+            return [], None, 0
+
+    def record(seq):
+        return orjson.dumps({"v": 1, "match_id": "m", "status": "accepted", "seq": seq, "event_id": f"e{seq}",
+                             "player": "p", "at": "2026-12-02T00:00:00Z", "events": [], "duplicate": False,
+                             "view": {"game": "strands", "status": "active", "seats": ["p", "q"], "to_move": [0]}})
+
+    keys = Keys("t:")
+
+    async def run():
+        hub = LiveHub(None, keys)
+        with hub.listen("m", early=True) as first, hub.listen("m", early=True) as second:
+            hub.deliver_early([(b"m", record(2)), (b"m", record(4))])  # 4: past the next seq
+            for listener in (first, second):  # each stream reads its early copies
+                stream = ResultStream(Projection(), hub, Metrics(), keepalive_s=0.01).results("m", 1, listener)
+                assert (await anext(stream))["seq"] == 2 and await anext(stream) is None
+            for seq in (2, 4):
+                hub._dispatch(keys.live("m"), record(seq))
+            sockets_only = [[a.result["seq"] for a in _drain(listener)] for listener in (first, second)]
+            with hub.listen("m") as sse:
+                hub._dispatch(keys.live("m"), record(2))
+                with_sse = [len(_drain(listener)) for listener in (first, second, sse)]
+        return sockets_only, with_sse
+
+    sockets_only, with_sse = asyncio.run(run())
+    assert sockets_only == [[4], [4]]  # 2 left out: both streams have it; 4 they left for this copy
+    assert with_sse == [1, 1, 1]
+
+
+def _drain(listener) -> list:
+    out = []
+    while not listener.queue.empty():
+        out.append(listener.queue.get_nowait())
+    return out

@@ -1,0 +1,121 @@
+"""The seat sockets' early results: the gateway reads `plylog.results` itself.
+
+A result reaches the live channel only once the projector has read it from Kafka and stored it
+in Redis: one more Kafka hop and a Redis script after the rules worker produced it (~3-4 ms of
+the ~8 ms a move took from a lone client's socket to its answer, measured on one machine). A
+seat's socket takes each result from the topic as soon as the worker produced it, and from the
+live channel as before; its stream keeps one copy of each, in seq order (sse.py). HTTP waits
+and SSE streams keep the live channel only: a client that reads the match after its answer
+there sees its move. With Kafka unreachable here, sockets get the announcements alone.
+
+One librdkafka consumer in a thread: every partition from its end (no consumer group, nothing
+committed: what was produced before a socket opened comes from Redis). Each fetch's records
+are handed to the loop at once; only those of matches a socket listens to are decoded there
+(LiveHub.deliver_early, which checks them as the projector does).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from typing import Callable, Optional
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from services.common.kafka_fetch import take_fetched
+
+log = logging.getLogger("plylog.gateway.feed")
+BATCH = 1000            # records taken from librdkafka's queue at once
+POLL_S = 0.2            # how long one take waits for a record (also how soon stop() is seen)
+REFRESH_S = 30.0        # partitions added to the topic are read from then on
+RETRY_S = 2.0           # after the broker could not be reached
+Deliver = Callable[[list[tuple[bytes, bytes]]], None]
+
+
+class ResultsFeed:
+    def __init__(self, bootstrap: str, topic: str, deliver: Deliver, on_records: Callable[[int], None] = lambda n: None):
+        """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs."""
+        self._bootstrap, self._topic, self._deliver, self._on_records = bootstrap, topic, deliver, on_records
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self.reading = threading.Event()  # set once partitions are assigned
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._run, name="results-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Blocking (call it in a thread): the consumer is closed by its own thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            consumer = None
+            try:
+                consumer = self._consumer()
+                self._read(consumer)
+            except (KafkaException, RuntimeError) as error:
+                log.warning("results feed: %s; seat sockets get the projector's announcements only, retrying in %.0f s",
+                            error, RETRY_S)
+                self.reading.clear()
+                self._stop.wait(RETRY_S)
+            finally:
+                if consumer is not None:
+                    consumer.close()
+
+    def _consumer(self) -> Consumer:
+        return Consumer({
+            "bootstrap.servers": self._bootstrap,
+            "group.id": f"plylog-gateway-feed-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "fetch.wait.max.ms": 50,  # the broker answers at once when it has records
+            "client.id": "plylog-gateway-feed",
+            "logger": logging.getLogger("plylog.gateway.feed.kafka"),
+            "error_cb": _log_error,
+        })
+
+    def _assign(self, consumer: Consumer, assigned: set[int]) -> set[int]:
+        """Read every partition of the topic; new ones from their end. The partitions read now."""
+        topics = consumer.list_topics(self._topic, timeout=5).topics
+        metadata = topics.get(self._topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise RuntimeError(f"topic {self._topic} is not readable ({metadata.error if metadata else 'missing'})")
+        partitions = set(metadata.partitions)
+        if partitions - assigned:
+            # at each end as it is now (not OFFSET_END, resolved later): whatever is produced
+            # once `reading` is set is read
+            ends = [TopicPartition(self._topic, p, self._end(consumer, p)) for p in sorted(partitions - assigned)]
+            consumer.incremental_assign(ends)
+            log.info("results feed: reading %s (%d partitions) from its end", self._topic, len(partitions))
+        self.reading.set()
+        return assigned | partitions
+
+    def _end(self, consumer: Consumer, partition: int) -> int:
+        watermarks = consumer.get_watermark_offsets(TopicPartition(self._topic, partition), timeout=5)
+        if watermarks is None:
+            raise RuntimeError(f"no end offset of {self._topic}[{partition}] within 5 s")
+        return watermarks[1]
+
+    def _read(self, consumer: Consumer) -> None:
+        assigned = self._assign(consumer, set())
+        refresh = time.monotonic() + REFRESH_S
+        while not self._stop.is_set():
+            records = [(m.key(), m.value()) for m in take_fetched(consumer, BATCH, POLL_S)
+                       if m.error() is None and m.key() is not None and m.value() is not None]
+            if records:
+                self._on_records(len(records))
+                self._loop.call_soon_threadsafe(self._deliver, records)
+            if time.monotonic() > refresh:
+                assigned, refresh = self._assign(consumer, assigned), time.monotonic() + REFRESH_S
+
+
+def _log_error(error: KafkaError) -> None:
+    # librdkafka retries a broker that is away by itself; this says so as it happens
+    log.warning("results feed: Kafka: %s", error)
