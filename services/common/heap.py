@@ -7,7 +7,8 @@ produce → result. Most of what exists when a service is ready lives as long as
 collected once and frozen (gc.freeze: the permanent generation, never walked again; reference
 counting still frees what is dropped later, only cycles among it would stay). Later full
 collections walk only newer objects. The gateway settles once it is ready; the rules worker
-each time a rebalance completes (its table recovered).
+each time a rebalance completes (its table recovered); the projector each time it is assigned
+partitions (its full collections paused it ~22 ms at 1,000 moves/s).
 """
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 import orjson
 import redis
 
+from services.common import heap
 from services.common.settings import Topics
 
 from .consumer import Consumer, Positions, TopicPartition, config
@@ -208,6 +209,8 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
         log.info("assigned partitions: %s", _describe(positions))
         if ops is not None:
             ops.assigned(partitions)
+        if partitions:
+            heap.settle()  # owned: what is here now lives as long as the projector (services/common/heap.py)
         if partitions and ready_file is not None and not ready_file.exists():
             ready_file.write_text("ready\n")
         return positions

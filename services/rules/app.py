@@ -30,7 +30,8 @@ from services.common import heap
 from services.common.settings import Settings, env_number
 
 from .batching import RecordBuffer
-from .core import Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position, rejected_by_code
+from .core import (BatchLines, Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position,
+                   rejected_by_code)
 from .faust_fixes import (MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions,
                           deliver_in_batches, fetch_again)
 from .ops import install as install_ops
@@ -98,6 +99,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     outputs = {"results": topics.results, "outcomes": topics.outcomes, "deadletter": topics.deadletter}
     core = RulesCore(partitions)
     counters = Counters()
+    lines = BatchLines()
 
     @app.on_partitions_assigned.connect
     async def log_assignment(sender, assigned, **_):
@@ -175,13 +177,21 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                      len(gone), FORGET_FINISHED_AFTER)
 
     def log_stored(flight: InFlight, group: int) -> None:
-        batch, took = flight.batch, time.perf_counter() - flight.started
+        now = time.perf_counter()
+        batch, took = flight.batch, now - flight.started
         counters.add(batch, took)
-        log.info("batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                 "%d matches stored %.1f ms after it was taken (%d in its group, %d records buffered behind it); "
-                 "offsets %s", flight.number, batch.counts["records"], batch.counts["redelivered"], batch.counts["accepted"],
-                 batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()), batch.counts["deadletters"],
-                 batch.counts["states"], took * 1000, group, flight.behind, batch.describe_offsets())
+        if lines.notable(flight.number, batch.counts, now):
+            level, quiet = logging.INFO, lines.since_last()
+        elif log.isEnabledFor(logging.DEBUG):
+            level, quiet = logging.DEBUG, 0
+        else:
+            return
+        log.log(level, "batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
+                "%d matches stored %.1f ms after it was taken (%d in its group, %d records buffered behind it); "
+                "offsets %s%s", flight.number, batch.counts["records"], batch.counts["redelivered"],
+                batch.counts["accepted"], batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()),
+                batch.counts["deadletters"], batch.counts["states"], took * 1000, group, flight.behind,
+                batch.describe_offsets(), f" ({quiet} batches since the last line, at DEBUG)" if quiet else "")
 
     # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
     # agent would let Faust ack the failed batch and read on past it; a restarted worker

@@ -116,6 +116,7 @@ def test_played_matches_of_every_game_are_projected_as_the_fold_says(kafka_boots
         wait_until_projected(redis_client, keys, kafka_bootstrap, topics, workers=[proj])
         assert without_offsets(dump(redis_client, keys)) == without_offsets(before)
         assert "stale" in proj.log_text() and re.search(r"\b[1-9]\d* repeated", proj.log_text())
+        assert re.search(r"heap: [1-9]\d* objects frozen", proj.log_text())  # settled once assigned
     finally:
         proj.stop()
         worker.stop()

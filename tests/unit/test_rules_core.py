@@ -220,3 +220,19 @@ def test_a_log_whose_first_records_were_deleted_is_read_from_its_first_record_le
         assert core.fold_batch([first_left], table.get).rewind == {3: 0}
     accepted = core.fold_batch([first_left], table.get)
     assert accepted.rewind == {} and accepted.counts["accepted"] == 1
+
+
+def test_batch_lines_name_the_first_batches_the_troubled_ones_and_one_per_interval():
+    from collections import Counter
+
+    from services.rules.core import BatchLines
+
+    lines, plain = BatchLines(first=2, every_s=5.0), Counter(records=3)
+    assert [lines.notable(n, plain, now=0.1 * n) for n in (1, 2)] == [True, True]  # a start is visible
+    assert lines.since_last() == 0
+    assert [lines.notable(n, plain, now=1.0 + n * 0.1) for n in (3, 4, 5)] == [False, False, False]
+    assert lines.notable(6, Counter(records=3, deadletters=1), now=2.0)  # trouble is always named
+    assert lines.since_last() == 3  # the line says how many were left out before it
+    assert not lines.notable(7, Counter(records=3, redelivered=0), now=6.9)  # 4.9 s after the last line
+    assert lines.notable(8, plain, now=7.0) and lines.since_last() == 1  # 5 s on: one line again
+    assert lines.notable(9, Counter(records=3, redelivered=2), now=7.1)
