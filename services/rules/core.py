@@ -171,9 +171,10 @@ class Stored:
     def encode(self) -> bytes:
         """`{"offset":N,"state":...}`; a finished match's entry says so and where it lives right
         after the offset (`"finished_in":P`), so the sweep finds it without decoding the state."""
+        state = self.state.json_bytes()
         if self.state.status == "over" and self.partition >= 0:
-            return orjson.dumps({"offset": self.offset, "finished_in": self.partition, "state": self.state.to_json()})
-        return orjson.dumps({"offset": self.offset, "state": self.state.to_json()})
+            return b'{"offset":%d,"finished_in":%d,"state":%s}' % (self.offset, self.partition, state)
+        return b'{"offset":%d,"state":%s}' % (self.offset, state)
 
 
 _ENTRY_OFFSET = re.compile(rb'\{"offset":(-?\d+)')

@@ -69,6 +69,7 @@ def test_random_playouts_end_and_fold_consistently(game, option_index, seed):
         state = taken.state
         # JSON round trip, exactly.
         assert MatchState.from_json(orjson.loads(orjson.dumps(state.to_json()))) == state
+        assert orjson.loads(state.json_bytes()) == state.to_json()  # the one-pass encoding, the same JSON
         # Event-level evolve rebuilds what the fold built.
         rebuilt = previous
         for event in taken.result["events"] if previous is None else _all_events(previous, raw):
