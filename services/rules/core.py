@@ -123,7 +123,7 @@ class BatchLines:
         return False
 
     def since_last(self) -> int:
-        """The batches left out since the last INFO line (and counts this one's as its start)."""
+        """How many batches were left out since the last INFO line; the count starts again."""
         quiet, self.quiet = self.quiet, 0
         return quiet
 
