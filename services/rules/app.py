@@ -33,7 +33,7 @@ from .batching import RecordBuffer
 from .core import (BatchLines, Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position,
                    rejected_by_code)
 from .faust_fixes import (MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions,
-                          deliver_in_batches, fetch_again)
+                          Linger, deliver_in_batches, fetch_again)
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
 from .produce import acknowledged, start
@@ -50,6 +50,8 @@ BATCH_WITHIN_S = env_number(os.environ, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo
 # what the standby has not read yet; each standby re-reads every changelog write of its partitions
 # (the cost per move that appears with the second worker; `plylog bench scale` measures it).
 STANDBY_REPLICAS = env_number(os.environ, "PLYLOG_RULES_STANDBY_REPLICAS", 1, lo=0, hi=8)
+# The producer's linger while moves come together (faust_fixes 8; a lone move gets none).
+BUSY_LINGER_S = env_number(os.environ, "PLYLOG_RULES_BUSY_LINGER_MS", 2, lo=0, hi=100) / 1000
 # Move records read ahead of the fold (services/rules/batching.py): a backlog fills whole batches.
 BUFFER_CAPACITY = 2 * BATCH_MAX
 FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0)
@@ -75,8 +77,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
         datadir=str(datadir),
-        # no linger: a batch's records are all handed to the producer before its sender runs, so
-        # they go out as one request anyway; a lone move's result is not held back 1 ms
+        # no linger to start with: set per batch (faust_fixes 8, `linger` below)
         producer_linger=0.0,
         producer_max_batch_size=256 * 1024,
         producer_acks=-1,
@@ -100,6 +101,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     core = RulesCore(partitions)
     counters = Counters()
     lines = BatchLines()
+    linger = Linger(app)
 
     @app.on_partitions_assigned.connect
     async def log_assignment(sender, assigned, **_):
@@ -220,6 +222,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
                 number += 1
                 batch = core.fold_batch(incoming, pending.load(table.get))
                 pending.add(number, batch)
+                linger.set(BUSY_LINGER_S if len(incoming) > 1 or len(buffered) else 0.0)
                 deliveries = await start(send, batch.sends)
                 for partition, offset in batch.rewind.items():
                     buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again

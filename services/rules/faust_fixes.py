@@ -37,6 +37,10 @@ Faust is noticed and the workaround removed).
    still goes to Faust's own callback, one after the other, with one race against a flow
    suspension per fetch instead of one per record (a recovery read its changelog records 35 %
    faster: 4.4 s instead of 6.7 s for 22,900 records, same changelog, same run).
+8. `Linger`: Faust gives aiokafka one linger for the producer's life (`producer_linger`); the
+   worker sets it per batch: none for a lone move (a client waits for its answer), a little
+   while moves come together, so that a batch's results and the states and positions of the
+   batches before it share produce requests.
 """
 from __future__ import annotations
 
@@ -280,3 +284,25 @@ async def _deliver_each(messages: list, callback: Any, read_offset: dict) -> Non
     for message in messages:
         await callback(message)
         read_offset[message.tp] = message.offset
+
+
+# --- 8. the producer's linger, per batch -----------------------------------------------------------
+class Linger:
+    """`set(seconds)`: the linger of the producer batches aiokafka opens from then on (its
+    MessageAccumulator reads `_linger_time` when it opens a batch for a partition). Measured with
+    200 closed-loop seat-socket clients on 2026-12-02: 2 ms of linger gave 2,018 moves/s against
+    1,806-1,857 without, and 211 us of worker CPU per move against 253-262 (fewer produce
+    requests: their socket writes were ~13 % of the worker's CPU); but a lone client's p50 went
+    from 4.3-4.5 ms to 5.9 ms, so a lone move gets none."""
+
+    def __init__(self, app: faust.App):
+        self._app = app
+        self.seconds: Optional[float] = None
+
+    def set(self, seconds: float) -> None:
+        if seconds == self.seconds:
+            return
+        producer = self._app.producer._producer  # aiokafka's, None until Faust's producer started
+        if producer is not None:
+            producer._message_accumulator._linger_time = seconds
+            self.seconds = seconds

@@ -218,3 +218,36 @@ def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():
     assert consumer._committed_offset == {moves: 6, other: 7}
     assert consumer._acked == {moves: [6, 9], other: [8]} and consumer._acked_index[moves] == {6, 9}
     assert sorted((gap.begin, gap.end) for gap in consumer._gap[moves]) == [(7, 9)]
+
+
+async def test_a_linger_set_per_batch_reaches_the_batches_aiokafka_opens_from_then_on():
+    """Linger (item 8) sets what aiokafka's accumulator gives each batch it opens; a batch opened
+    before keeps its own, a batch opened with no linger is ready at once."""
+    import aiokafka
+    from aiokafka.structs import TopicPartition
+
+    producer = aiokafka.AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", linger_ms=0)
+    app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": producer})()})()
+    linger = faust_fixes.Linger(app)
+    accumulator = producer._message_accumulator
+    tp = TopicPartition("t", 0)
+    at_once = accumulator._append_batch(accumulator.create_builder(), tp)
+    linger.set(0.5)
+    lingering = accumulator._append_batch(accumulator.create_builder(), tp)
+    assert (at_once.remaining_linger(), lingering.remaining_linger() > 0.4) == (None, True)
+    linger.set(0.0)
+    assert accumulator._append_batch(accumulator.create_builder(), tp).remaining_linger() is None
+    assert lingering.remaining_linger() > 0.4
+
+
+def test_a_linger_waits_for_fausts_producer_to_start():
+    app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": None})()})()
+    linger = faust_fixes.Linger(app)
+    linger.set(0.002)
+    assert linger.seconds is None  # set again with the next batch
+
+
+def test_fausts_producer_keeps_aiokafkas_as_linger_expects():
+    import faust.transport.drivers.aiokafka as driver
+
+    assert "return self._producer" in inspect.getsource(driver.Producer._ensure_producer)
