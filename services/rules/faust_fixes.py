@@ -38,8 +38,8 @@ Faust is noticed and the workaround removed).
    suspension per fetch instead of one per record (a recovery read its changelog records 35 %
    faster: 4.4 s instead of 6.7 s for 22,900 records, same changelog, same run).
 8. `Linger`: Faust gives aiokafka one linger for the producer's life (`producer_linger`); the
-   worker sets it per batch: none for a lone move (a client waits for its answer), a little
-   while moves come together, so that a batch's results and the states and positions of the
+   worker sets it per batch: none for a few moves (a client waits for its answer), a little
+   while many come together, so that a batch's results and the states and positions of the
    batches before it share produce requests.
 """
 from __future__ import annotations
@@ -293,7 +293,8 @@ class Linger:
     200 closed-loop seat-socket clients on 2026-12-02: 2 ms of linger gave 2,018 moves/s against
     1,806-1,857 without, and 211 us of worker CPU per move against 253-262 (fewer produce
     requests: their socket writes were ~13 % of the worker's CPU); but a lone client's p50 went
-    from 4.3-4.5 ms to 5.9 ms, so a lone move gets none."""
+    from 4.3-4.5 ms to 5.9 ms, so a lone move gets none (the worker: fewer than 32 records get
+    none, README "What limits the figures")."""
 
     def __init__(self, app: faust.App):
         self._app = app
