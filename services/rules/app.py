@@ -29,6 +29,7 @@ from games.fold import FORGET_FINISHED_AFTER
 from services.common import heap
 from services.common.settings import Settings, env_number
 
+from . import stop_deadline
 from .batching import RecordBuffer
 from .core import (BatchLines, Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position,
                    rejected_by_code)
@@ -60,6 +61,8 @@ FETCH_MAX_WAIT_MS = env_number(os.environ, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=
 # How long a batch's records are retried while Kafka refuses them (no leader, too few in-sync
 # replicas) before the batch fails and the worker stops (a restart answers the batch again).
 PRODUCE_TIMEOUT_S = env_number(os.environ, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1)
+# How long a worker whose batch failed may take to stop before it exits anyway (stop_deadline.py).
+STOP_DEADLINE_S = env_number(os.environ, "PLYLOG_RULES_STOP_DEADLINE_S", 30.0, lo=1)
 # How often the worker deletes the states of finished matches the fold has forgotten (core.forgettable).
 SWEEP_INTERVAL_S = env_number(os.environ, "PLYLOG_RULES_SWEEP_INTERVAL_S", 10.0, lo=0.1)
 
@@ -204,31 +207,38 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     async def fold_moves(stream):
         queue: asyncio.Queue = asyncio.Queue(DEPTH)
         pending = Pending()
-        number, folded_in = 0, None
         # The agent's stream stays empty: the consumer hands the move records to `buffered`
         # (faust_fixes 7); the agent keeps the topic subscribed and the worker's lifecycle.
-        async with Committer(lambda: commit_batches(queue, pending)) as committer:
-            while True:
-                records = await buffered.take()
-                started = time.perf_counter()
-                generation = app.consumer_generation_id
-                owned = app.consumer.assignment()
-                # Records fetched before a rebalance are refetched from our stored positions.
-                incoming = [Incoming(m.key, m.value, m.partition, m.offset, m.topic)
-                            for m in records if m.generation_id == generation and m.tp in owned]
-                if not incoming:
-                    continue
-                if generation != folded_in:  # after a rebalance, fold on stored states only
-                    pending.drop()
-                    folded_in = generation
-                number += 1
-                batch = core.fold_batch(incoming, pending.load(table.get))
-                pending.add(number, batch)
-                linger.set(BUSY_LINGER_S if len(incoming) + len(buffered) >= BUSY_RECORDS else 0.0)
-                deliveries = await start(send, batch.sends)
-                for partition, offset in batch.rewind.items():
-                    buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
-                    await fetch_again(app, TP(topics.moves, partition), offset)
-                await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started, len(buffered)), committer.task)
+        try:
+            async with Committer(lambda: commit_batches(queue, pending)) as committer:
+                await fold_batches(queue, pending, committer)
+        except Exception as error:
+            stop_deadline.arm(STOP_DEADLINE_S, f"a failed batch ({type(error).__name__}: {error})")
+            raise
+
+    async def fold_batches(queue: asyncio.Queue, pending: Pending, committer: Committer) -> None:
+        number, folded_in = 0, None
+        while True:
+            records = await buffered.take()
+            started = time.perf_counter()
+            generation = app.consumer_generation_id
+            owned = app.consumer.assignment()
+            # Records fetched before a rebalance are refetched from our stored positions.
+            incoming = [Incoming(m.key, m.value, m.partition, m.offset, m.topic)
+                        for m in records if m.generation_id == generation and m.tp in owned]
+            if not incoming:
+                continue
+            if generation != folded_in:  # after a rebalance, fold on stored states only
+                pending.drop()
+                folded_in = generation
+            number += 1
+            batch = core.fold_batch(incoming, pending.load(table.get))
+            pending.add(number, batch)
+            linger.set(BUSY_LINGER_S if len(incoming) + len(buffered) >= BUSY_RECORDS else 0.0)
+            deliveries = await start(send, batch.sends)
+            for partition, offset in batch.rewind.items():
+                buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
+                await fetch_again(app, TP(topics.moves, partition), offset)
+            await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started, len(buffered)), committer.task)
 
     return app
