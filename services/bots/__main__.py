@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         key = secret_key(settings.home, os.environ, "PLYLOG_BOT_SECRET", BOT_SECRET_FILE)
-        partitions = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
+        partitions = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30,
+                                                     wait_missing=kafka_admin.TOPICS_SETTLE_S)
     except SettingsError as error:
         print(f"plylog bots: {error}", file=sys.stderr)
         return 2

@@ -198,19 +198,37 @@ def ensure_contract_topics(bootstrap: str, prefix: str = DEFAULT_TOPIC_PREFIX,
                          timeout=timeout)
 
 
-def partition_counts(bootstrap: str, names: Iterable[str], *,
-                     timeout: float = 10.0) -> dict[str, int | None]:
-    """{topic: number of partitions}, None for a topic that does not exist."""
+# In a cluster a topic just created reaches the other brokers' metadata a moment later; a service
+# started right after `plylog up` (or after kcat or an operator made the topics) may ask one of those
+# brokers first. Seen in CI: a worker refused to start, its topics "None", on a three-broker cluster.
+TOPICS_SETTLE_S = 15.0
+
+
+def partition_counts(bootstrap: str, names: Iterable[str], *, timeout: float = 10.0,
+                     wait_missing: float = 0.0, interval: float = 0.25) -> dict[str, int | None]:
+    """{topic: number of partitions}, None for a topic that does not exist. With `wait_missing`,
+    asks again for up to that many seconds while a topic is missing (services pass TOPICS_SETTLE_S)."""
     names = list(names)
+    deadline = time.monotonic() + wait_missing
     with admin(bootstrap, timeout=timeout) as client:
-        existing = set(client.list_topics())
-        present = [n for n in names if n in existing]
-        counts: dict[str, int | None] = {n: None for n in names}
-        if present:
-            for t in client.describe_topics(present):
-                if t.get("error_code", 0) == 0:
-                    counts[t["name"]] = len(t.get("partitions") or [])
-        return counts
+        while True:
+            counts = _partition_counts(client, names)
+            missing = [n for n, count in counts.items() if not count]
+            if not missing or time.monotonic() >= deadline:
+                return counts
+            log.info("topic(s) %s not in the metadata of %s yet; asking again", ", ".join(missing), bootstrap)
+            time.sleep(interval)
+
+
+def _partition_counts(client: KafkaAdminClient, names: list[str]) -> dict[str, int | None]:
+    existing = set(client.list_topics())
+    present = [n for n in names if n in existing]
+    counts: dict[str, int | None] = {n: None for n in names}
+    if present:
+        for t in client.describe_topics(present):
+            if t.get("error_code", 0) == 0:
+                counts[t["name"]] = len(t.get("partitions") or [])
+    return counts
 
 
 def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0) -> dict[str, str]:

@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 def _check_topics(bootstrap: str, results: str, outcomes: str) -> tuple[int, str]:
     """(partitions of the results topic, "") or (0, what is wrong)."""
     try:
-        counts = kafka_admin.partition_counts(bootstrap, [results, outcomes], timeout=30)
+        counts = kafka_admin.partition_counts(bootstrap, [results, outcomes], timeout=30,
+                                               wait_missing=kafka_admin.TOPICS_SETTLE_S)
     except Exception as error:  # the broker is the one thing we cannot work without
         return 0, f"cannot read topic metadata from {bootstrap}: {error}\n  is the broker up? (`plylog status`, `plylog up`)"
     missing = [name for name, count in counts.items() if not count]

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = load()
     topics = settings.topics
     try:
-        counts = kafka_admin.partition_counts(settings.kafka_bootstrap, [topics.moves, topics.results], timeout=30)
+        counts = kafka_admin.partition_counts(settings.kafka_bootstrap, [topics.moves, topics.results], timeout=30,
+                                               wait_missing=kafka_admin.TOPICS_SETTLE_S)
     except Exception as error:  # the broker is the one thing we cannot work without
         print(f"plylog rules worker: cannot read topic metadata from {settings.kafka_bootstrap}: {error}\n"
               f"  is the broker up? (`plylog status`, `plylog up`)", file=sys.stderr)
