@@ -17,10 +17,10 @@ from typing import Optional
 
 from services.cli._proc import free_port
 
+from .cpu_clock import process_cpu_seconds
 from .stack import BenchStack, RunSpace
 
 REPO = Path(__file__).resolve().parents[1]
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PROJECTOR_CONSUMER = "projector"  # its offsets in Redis: `{p}offsets:projector`
 
 
@@ -131,9 +131,8 @@ class Service:
         raise ServiceFailed(f"{self.name}: no VmRSS in /proc/{self.pid}/status")
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time used so far (/proc/<pid>/stat), all threads."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        """User + system CPU time used so far, all threads, to the nanosecond."""
+        return process_cpu_seconds(self.pid)
 
     def pause(self) -> None:
         """SIGSTOP the whole process group (a GC or VM pause, a frozen host); `resume` ends it."""
