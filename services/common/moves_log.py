@@ -30,7 +30,13 @@ def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = Non
         available = consumer.partitions_for_topic(topic)
         if available is None:
             raise LookupError(f"topic {topic!r} does not exist on {bootstrap}")
+        if not available:  # kafka-python's answer for a topic its metadata does not list
+            raise LookupError(f"topic {topic!r} has no partitions on {bootstrap}: it does not exist, "
+                              "or the broker's metadata does not list it yet")
         assigned = [TopicPartition(topic, p) for p in sorted(available) if partitions is None or p in partitions]
+        if not assigned:  # kafka-python would raise a bare "No partitions are currently assigned"
+            raise LookupError(f"topic {topic!r} on {bootstrap} has none of the partitions {partitions} "
+                              f"(it has {sorted(available)})")
         consumer.assign(assigned)
         consumer.seek_to_beginning(*assigned)
         ends = consumer.end_offsets(assigned)

@@ -134,3 +134,24 @@ def mixed_bot_traffic(games: list[str], matches: int, seed: int, prefix: str) ->
             data["match_id"] = "nosuch-" + data["match_id"]
             out.append((data["match_id"].encode(), orjson.dumps(data)))
     return out
+
+
+def keep_topics_for_diagnosis(bootstrap: str, topics: Topics, into: Path) -> Path:
+    """Write every record of the stack's moves, results and rules changelog to `into` (JSON lines:
+    topic, partition, offset, key, value) and return the file: an audit that fails in CI once in
+    many runs is explained from the records, not guessed at from logs."""
+    into.mkdir(parents=True, exist_ok=True)
+    path = into / "topics.jsonl"
+    with path.open("wb") as out:
+        for name in (topics.moves, topics.results, topics.rules_changelog):
+            try:
+                records = read_topic(bootstrap, name)
+            except (LookupError, TimeoutError) as error:
+                out.write(orjson.dumps({"topic": name, "unreadable": str(error)}) + b"\n")
+                continue
+            for r in records:
+                out.write(orjson.dumps({"topic": name, "partition": r.partition, "offset": r.offset,
+                                        "key": (r.key or b"").decode("utf-8", "replace"),
+                                        "value": None if r.value is None else r.value.decode("utf-8", "replace")})
+                          + b"\n")
+    return path
