@@ -117,7 +117,9 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     async def mark_ready(sender, **_):
         positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
                      for tp in sender.consumer.assignment() if tp.topic == topics.moves}
-        log.info("recovered; stored positions of %s: %s", topics.moves, dict(sorted(positions.items())))
+        log.info("recovered; stored positions of %s: %s; changelog records read since the last recovery "
+                 "(partition: records, offsets): %s", topics.moves, dict(sorted(positions.items())),
+                 {p: f"{n}, {lo}-{hi}" for p, (n, lo, hi) in table.applied_since().items()} or "none")
         heap.settle()  # recovered: what is here now lives as long as the worker (services/common/heap.py)
         ready_file = os.environ.get("PLYLOG_READY_FILE")
         if ready_file:

@@ -22,6 +22,7 @@ from services.rules.faust_fixes import MatchTable, Recovery
 class _Message:
     value: Optional[bytes]
     partition: int = 0
+    offset: int = 0
 
 
 @dataclass
@@ -34,8 +35,8 @@ class _Event:
         return self.message.value
 
 
-def changelog(key: bytes, value: Optional[bytes]) -> _Event:
-    return _Event(key, _Message(value))
+def changelog(key: bytes, value: Optional[bytes], partition: int = 0, offset: int = 0) -> _Event:
+    return _Event(key, _Message(value, partition, offset))
 
 
 @pytest.fixture
@@ -82,6 +83,16 @@ def test_recovery_keeps_the_value_written_for_the_highest_moves_offset(app):
     assert table.data[b"m1"] == state_value(20, 3)
     table.apply_changelog_batch([changelog(b"m1", state_value(30, 4))])
     assert table.data[b"m1"] == state_value(30, 4)
+
+
+def test_a_recovery_says_how_many_changelog_records_it_read_from_which_offsets(app):
+    """The line a recovery ends with: a recovery that skipped part of a partition shows it."""
+    table = MatchTable(app, name="matches", default=None, key_type=bytes, value_type=bytes)
+    table.apply_changelog_batch([changelog(b"m1", state_value(1, 1), 0, 7), changelog(b"m2", state_value(2, 1), 3, 2),
+                                 changelog(b"m1", state_value(3, 2), 0, 9)])
+    table.apply_changelog_batch([changelog(b"m1", state_value(4, 3), 0, 5)])
+    assert table.applied_since() == {0: (3, 5, 9), 3: (1, 2, 2)}
+    assert table.applied_since() == {}
 
 
 class _SeekRecorder:
@@ -251,3 +262,51 @@ def test_fausts_producer_keeps_aiokafkas_as_linger_expects():
     import faust.transport.drivers.aiokafka as driver
 
     assert "return self._producer" in inspect.getsource(driver.Producer._ensure_producer)
+
+
+async def _recovery_of_a_rebalance(app, kind):
+    """A recovery whose rebalance has assigned (on_rebalance ran), as Faust's app does it."""
+    manager = faust_fixes.TableManager(app)
+    recovery = kind(app, manager, beacon=manager.beacon, loop=manager.loop)
+    app.on_rebalance_start()
+    await recovery.on_rebalance(set(), set(), set(), generation_id=app.consumer_generation_id)
+    recovery.signal_recovery_start.clear()  # the pass has begun
+    return recovery
+
+
+async def test_faust_goes_on_with_a_recovery_pass_after_the_next_rebalance_has_revoked(app):
+    """Why Recovery overrides `_wait`: Faust ends a pass only when the next assignment arrives
+    (signal_recovery_start), so a pass goes on through the revocation and the join."""
+    recovery = await _recovery_of_a_rebalance(app, FaustRecovery)
+    app.on_rebalance_start()  # the next rebalance revokes
+    await recovery._wait(asyncio.sleep(0))  # no RebalanceAgain: the pass goes on
+
+
+async def test_a_recovery_pass_ends_when_the_next_rebalance_revokes(app):
+    from faust.tables.recovery import RebalanceAgain
+
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    await recovery._wait(asyncio.sleep(0))  # its own rebalance: the pass goes on
+    app.on_rebalance_start()
+    with pytest.raises(RebalanceAgain):
+        await recovery._wait(asyncio.sleep(0))
+
+
+async def test_a_partition_taken_over_is_read_from_its_built_start_whatever_was_counted_before(app, caplog):
+    """A record of an earlier assignment counted as read (the leak the pass above prevents) is
+    not where the reading of a partition taken over starts."""
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    tp, kept = TP("t-changelog", 0), TP("t-changelog", 1)
+    recovery._taken_over = frozenset({tp})
+
+    class Consumer(_SeekRecorder):
+        async def earliest_offsets(self, *tps):
+            return {t: 0 for t in tps}
+
+    consumer, offsets = Consumer(), {tp: 1500, kept: 900}  # `kept` stayed active: it is read on from 900
+    await recovery._build_offsets(consumer, {tp, kept}, offsets, "active")
+    assert offsets == {tp: -1, kept: 900}
+    offsets[tp] = 1600  # counted while the seek was prepared
+    await recovery._seek_offsets(consumer, {tp, kept}, offsets, "active")
+    assert consumer.seeks == {tp: 0, kept: 900}
+    assert caplog.text.count("of an earlier assignment was counted as read") == 2
