@@ -225,7 +225,7 @@ class Recovery(FaustRecovery):
         rebalance's assignment arrives, but not when its revocation does: a pass that ran on
         during the next join resumed the partitions of its (old) assignment once the new one was
         in place, and records fetched from there were counted as read by the new pass, which
-        then skipped the records before them (a state rolled back, seen in clean CI)."""
+        then skipped the records before them (their states would be rolled back)."""
         if self._rebalancing_again():
             if asyncio.iscoroutine(coro):
                 coro.close()
