@@ -75,7 +75,7 @@ def audit(settings: Settings, match_id: Optional[str] = None, limit: int = 50) -
             problem(f"{where}: no result ({taken.result['match_id']} {taken.result['status']} seq {taken.result['seq']})")
         for value in got:
             if value != expected:
-                problem(f"{where}: result differs from the offline fold: got {_brief(value)}, expected {_brief(expected)}")
+                problem(f"{where}: result differs from the offline fold: {_brief(expected)}; {difference(value, expected)}")
         if taken.outcome is not None:
             expected_outcomes[taken.result["match_id"]] = encode(taken.outcome)
     for match, expected in expected_outcomes.items():
@@ -93,6 +93,32 @@ def _brief(value: bytes) -> str:
     data = orjson.loads(value)
     keys = ("match_id", "status", "seq", "duplicate", "reason") if "status" in data else ("match_id", "outcome")
     return orjson.dumps({k: data.get(k) for k in keys}).decode()
+
+
+def difference(got: bytes, expected: bytes, width: int = 160) -> str:
+    """The fields in which two records differ, each as got/expected (values cut to `width`; an
+    object such as `view` is named by its own differing fields): the brief fields alone can be
+    equal on both sides while the view differs."""
+    parts = _differences(orjson.loads(got), orjson.loads(expected), "", width)
+    return "; ".join(parts) or "the same fields, encoded differently"
+
+
+def _differences(left: dict, right: dict, prefix: str, width: int) -> list[str]:
+    parts = []
+    for key in sorted(set(left) | set(right)):
+        a, b = left.get(key), right.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            parts.extend(_differences(a, b, f"{prefix}{key}.", width))
+        else:
+            parts.append(f"{prefix}{key}: got {_cut(a, width)}, expected {_cut(b, width)}")
+    return parts
+
+
+def _cut(value: object, width: int) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= width else text[:width] + "…"
 
 
 def audit_command(
