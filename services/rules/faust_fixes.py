@@ -20,7 +20,8 @@ Faust is noticed and the workaround removed).
    was in place; a partition taken over then had a record of the old assignment counted as read,
    and the new pass skipped the records before it (states rolled back; here a pass ends at the
    revocation, and a partition taken over is read from where its start was built, with a
-   warning if anything else was counted).
+   warning if anything else was counted). "Taken over" is measured against the last recovery
+   that completed, not the last pass: a pass cut short had made a partition active unread.
 5. `fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
    consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
    (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
@@ -47,41 +48,29 @@ Faust is noticed and the workaround removed).
    worker sets it per batch: none for a few moves (a client waits for its answer), a little
    while many come together, so that a batch's results and the states and positions of the
    batches before it share produce requests.
+9. `count_seeks`: aiokafka forgets what it fetched of a partition when the partition is seeked,
+   but records already on their way from the consumer's thread to Faust's are not recalled: a
+   recovery that seeked a changelog partition back to its start could count such a record (of a
+   later offset) as read and skip every record before it. The drain drops a changelog record
+   whose partition was seeked after it was fetched.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import types
 from typing import Any, Iterable, Optional
 
-import aiokafka
 import faust
 from faust.tables.recovery import RebalanceAgain
 from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
 from .core import position_key, read_position, stored_offset
+# items 1, 5, 7 and 9 (the fetch path) live in faust_fetch; named here, as this module is the index
+from .faust_fetch import (SeekCountingConsumer, bound_fetch_long_poll, count_seeks, deliver_in_batches,  # noqa: F401
+                          fetch_again, fetched_before_a_seek)
 
 log = logging.getLogger("plylog.rules")
-
-
-# --- 1. the fetch long-poll ------------------------------------------------------------------------
-def bound_fetch_long_poll(wait_ms: int) -> None:
-    """While the worker still holds fetched records of some partitions, the fetch in flight covers
-    only the others, so a move on a held partition can wait the whole long-poll (p99 1.5 s at
-    1,000 moves/s, 70-100 ms with 50 ms). Faust's driver gets a view of aiokafka whose consumer
-    uses `wait_ms`; aiokafka itself is left alone."""
-    import faust.transport.drivers.aiokafka as driver
-
-    class BoundedLongPollConsumer(aiokafka.AIOKafkaConsumer):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **{**kwargs, "fetch_max_wait_ms": wait_ms})
-
-    view = types.ModuleType("aiokafka")
-    view.__dict__.update(vars(aiokafka))
-    view.AIOKafkaConsumer = BoundedLongPollConsumer
-    driver.aiokafka = view
 
 
 # --- 2. offset commits -----------------------------------------------------------------------------
@@ -122,13 +111,6 @@ def forget_acks_below(consumer: Any, offsets: dict[TP, int]) -> None:
         gaps = consumer._gap.get(tp)  # an IntervalTree of offsets Faust saw skipped
         if gaps:
             gaps.remove_envelop(0, offset)
-
-
-# --- 5. fetching a partition again -------------------------------------------------------------------
-async def fetch_again(app: faust.App, tp: TP, offset: int) -> None:
-    """Fetch `tp` again from `offset` (the consumer's thread does the seek; Faust delivers the
-    records again from there)."""
-    await app.consumer.seek_wait({tp: offset})
 
 
 # --- 3. the table ----------------------------------------------------------------------------------
@@ -207,15 +189,25 @@ class Recovery(FaustRecovery):
     """Faust's recovery with two fixes (item 4 above) and a guard for the partitions it takes over."""
 
     _rebalance: Optional[int] = None  # app.rebalancing_count when this recovery's rebalance assigned
-    _taken_over: frozenset = frozenset()  # changelog partitions active now and not before it
+    _taken_over: frozenset = frozenset()  # changelog partitions active now and not recovered here
+    _recovered: frozenset = frozenset()  # active since a recovery completed, through every rebalance
     _reading_from: Optional[dict] = None
 
     async def on_rebalance(self, assigned: set, revoked: set, newly_assigned: set, generation_id: int = 0) -> None:
-        was_active = set(self.active_tps)
         await super().on_rebalance(assigned, revoked, newly_assigned, generation_id)
         if generation_id == self.app.consumer_generation_id:  # else Faust ignored it as stale too
             self._rebalance = self.app.rebalancing_count
-            self._taken_over = frozenset(self.active_tps - was_active)
+            # Against the last *completed* recovery, not the last pass: a pass cut short by the
+            # next rebalance made a partition active without reading it (seen in the cluster
+            # scaling test: generation 3 cut short, generation 4 then counted the partition as
+            # kept and read it on from a record of another assignment).
+            self._taken_over = frozenset(self.active_tps - self._recovered)
+            self._recovered = self._recovered & frozenset(self.active_tps)
+
+    async def on_recovery_completed(self, generation_id: int = 0) -> None:
+        if generation_id == self.app.consumer_generation_id:
+            self._recovered = frozenset(self.active_tps)
+        await super().on_recovery_completed(generation_id)
 
     def _rebalancing_again(self) -> bool:
         return self._rebalance is not None and self.app.rebalancing_count != self._rebalance
@@ -309,64 +301,6 @@ def changelog_configs(settings: Any) -> dict[str, str]:
     if settings.replication_factor > 1:
         configs["min.insync.replicas"] = str(settings.min_insync_replicas)
     return configs
-
-
-# --- 7. delivering move records in batches ----------------------------------------------------------
-def deliver_in_batches(app: faust.App, topic: str, sink: Any) -> None:
-    """Replace the consumer's drain loop (item 7): records of `topic` go to `await sink(messages)`
-    (Faust `Message`s, in fetch order per partition); others to Faust's callback as before."""
-    consumer = app.consumer
-    consumer._drain_messages = types.MethodType(_drain_in_batches, consumer)
-    consumer._plylog_batch_topic, consumer._plylog_sink = topic, sink
-
-
-async def _drain_in_batches(self: Any, fetcher: Any) -> None:
-    """Faust's `Consumer._drain_messages` (faust-streaming 0.15.3) with the batch path above."""
-    import asyncio
-
-    from faust.transport.consumer import CONSUMER_FETCHING
-
-    topic, sink, callback = self._plylog_batch_topic, self._plylog_sink, self.callback
-    read_offset = self._read_offset
-    consumer_should_stop, fetcher_should_stop = self._stopped.is_set, fetcher._stopped.is_set
-    try:
-        while not (consumer_should_stop() or fetcher_should_stop()):
-            self.diag.set_flag(CONSUMER_FETCHING)
-            records = self.getmany(timeout=1.0)
-            await self.sleep(0)  # as Faust: getmany may return at once, again and again
-            if self.should_stop:
-                continue
-            batch, others = [], []
-            async for tp, message in records:
-                offset, floor = message.offset, read_offset[tp]
-                if floor is not None and offset < floor:
-                    continue  # Faust drops what comes again below its read offset
-                if tp.topic == topic:
-                    batch.append(message)
-                    read_offset[tp] = offset
-                else:
-                    others.append(message)
-            if others:  # one race against a flow suspension for all of them, not one per record
-                await self.wait_first(_deliver_each(others, callback, read_offset), self.suspend_flow.wait())
-            if batch:
-                await sink(batch)
-            self.diag.unset_flag(CONSUMER_FETCHING)
-    except self.consumer_stopped_errors:
-        if not self.transport.app.should_stop:
-            raise
-    except asyncio.CancelledError:
-        if not self.transport.app.should_stop:
-            raise
-    except Exception as exc:
-        self.log.exception("Drain messages raised: %r", exc)
-        raise
-
-
-async def _deliver_each(messages: list, callback: Any, read_offset: dict) -> None:
-    """Faust's callback for each message in turn, its read offset moved on as Faust does."""
-    for message in messages:
-        await callback(message)
-        read_offset[message.tp] = message.offset
 
 
 # --- 8. the producer's linger, per batch -----------------------------------------------------------

@@ -310,3 +310,41 @@ async def test_a_partition_taken_over_is_read_from_its_built_start_whatever_was_
     await recovery._seek_offsets(consumer, {tp, kept}, offsets, "active")
     assert consumer.seeks == {tp: 0, kept: 900}
     assert caplog.text.count("of an earlier assignment was counted as read") == 2
+
+
+class _ChangelogTable:
+    def persisted_offset(self, tp):
+        return None
+
+
+async def _assign(recovery, app, monkeypatch, actives):
+    """A rebalance that makes `actives` this worker's active changelog partitions."""
+    monkeypatch.setattr(app.assignor, "assigned_actives", lambda: set(actives))
+    monkeypatch.setattr(app.assignor, "assigned_standbys", lambda: set())
+    app.on_rebalance_start()
+    await recovery.on_rebalance(set(), set(), set(), generation_id=app.consumer_generation_id)
+
+
+async def test_a_partition_is_taken_over_until_a_recovery_of_it_completes(app, monkeypatch):
+    """The cluster scaling test's rollback: a partition given away, then back in a pass cut short
+    by the next rebalance, was counted as kept by the pass after (it had been active in the pass
+    before) and read on from a record of another assignment."""
+    async def completed(self, generation_id=0):
+        return None
+
+    monkeypatch.setattr(FaustRecovery, "on_recovery_completed", completed)
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    p0, p1 = TP("t-changelog", 0), TP("t-changelog", 1)
+    recovery.tables._changelogs["t-changelog"] = _ChangelogTable()
+    await _assign(recovery, app, monkeypatch, {p0, p1})
+    assert recovery._taken_over == {p0, p1}  # a worker starting takes every partition over
+    await recovery.on_recovery_completed(app.consumer_generation_id)
+    await _assign(recovery, app, monkeypatch, {p1})  # p0 goes to another worker
+    assert recovery._taken_over == frozenset()
+    await _assign(recovery, app, monkeypatch, {p0, p1})  # back, and this pass is cut short
+    assert recovery._taken_over == {p0}
+    await _assign(recovery, app, monkeypatch, {p0, p1})
+    assert recovery._taken_over == {p0}  # still: no recovery of it completed here since
+    await recovery.on_recovery_completed(app.consumer_generation_id)
+    await _assign(recovery, app, monkeypatch, {p0, p1})
+    assert recovery._taken_over == frozenset()

@@ -1,0 +1,116 @@
+"""faust_fixes 9 (services/rules/faust_fetch.py): a changelog record fetched before its partition
+was seeked does not reach Faust; and the tests of Faust's and aiokafka's own behaviour that make it
+necessary (each fails the day they change)."""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+
+from faust.types import TP
+
+from services.rules import faust_fetch
+from tests.unit.test_rules_batching import CHANGELOG, FakeConsumer, _Flag, messages
+
+OTHER = TP(CHANGELOG.topic, 1)
+
+
+class FakeFetcher:
+    """aiokafka's Fetcher as count_seeks sees it: seek_to and fetched_records."""
+
+    def __init__(self) -> None:
+        self.positions, self.next_batch = {}, {}
+
+    def seek_to(self, tp, offset):
+        self.positions[tp] = offset
+
+    async def fetched_records(self, partitions, timeout=0, max_records=None):
+        batch, self.next_batch = self.next_batch, {}
+        return batch
+
+
+def counting_fetcher() -> FakeFetcher:
+    fetcher = FakeFetcher()
+    faust_fetch.count_seeks(fetcher)
+    return fetcher
+
+
+def with_fetcher(consumer, fetcher):
+    consumer._thread = type("Thread", (), {"_consumer": type("Aio", (), {"_fetcher": fetcher})()})()
+    return consumer
+
+
+def test_a_batch_is_from_before_a_seek_of_its_partition_only():
+    fetcher = counting_fetcher()
+    consumer = with_fetcher(type("Consumer", (), {})(), fetcher)
+    fetcher.next_batch = {CHANGELOG: ["r"], OTHER: ["r"]}
+    asyncio.run(fetcher.fetched_records({CHANGELOG, OTHER}))
+    stale = faust_fetch.fetched_before_a_seek(consumer)
+    assert not stale(CHANGELOG) and not stale(OTHER)
+    fetcher.seek_to(CHANGELOG, 0)
+    assert fetcher.positions == {CHANGELOG: 0}  # aiokafka's seek still happens
+    assert stale(CHANGELOG) and not stale(OTHER)
+    fetcher.next_batch = {CHANGELOG: ["r"]}
+    asyncio.run(fetcher.fetched_records({CHANGELOG}))
+    assert not faust_fetch.fetched_before_a_seek(consumer)(CHANGELOG)  # fetched from the new position
+
+
+def test_without_a_counting_fetcher_nothing_is_stale():
+    assert not faust_fetch.fetched_before_a_seek(type("Consumer", (), {})())(CHANGELOG)
+
+
+def test_the_drain_drops_changelog_records_fetched_before_their_partition_was_seeked(caplog):
+    """The race of the cluster scaling test: records of a changelog partition fetched (as a
+    standby, or by the pass before) reached Faust after a recovery seeked the partition back to
+    its start; counted as read, they made the recovery skip everything before them."""
+    old = messages(3, tp=CHANGELOG, first=936)
+    kept = messages(2, tp=OTHER, first=40)
+    consumer = FakeConsumer([(m.tp, m) for m in old + kept], {CHANGELOG: None, OTHER: None})
+    fetcher = counting_fetcher()
+    fetcher.next_batch = {CHANGELOG: old, OTHER: kept}
+    asyncio.run(fetcher.fetched_records({CHANGELOG, OTHER}))
+    fetcher.seek_to(CHANGELOG, 0)  # the recovery seeks after the fetch, before the drain delivers
+    with_fetcher(consumer, fetcher)
+
+    class Fetcher:
+        _stopped = _Flag()
+
+    async def drain_once():
+        task = asyncio.ensure_future(consumer._drain_messages(Fetcher()))
+        while consumer.races == 0:
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        consumer._stopped.stopped = True
+        await asyncio.wait_for(task, 5)
+
+    with caplog.at_level(logging.INFO, logger="plylog.rules"):
+        asyncio.run(drain_once())
+    assert consumer.called_back == kept
+    assert consumer._read_offset == {CHANGELOG: None, OTHER: 41}  # the seek's position stands
+    assert "dropped 3 record(s) of t.rules-matches-changelog[0] (offsets 936-938)" in caplog.text
+
+
+def test_aiokafka_seeks_through_the_fetchers_seek_to():
+    """What count_seeks counts: every seek aiokafka's consumer makes (seek, seek_to_committed)."""
+    from aiokafka import AIOKafkaConsumer
+
+    assert "self._fetcher.seek_to(partition, offset)" in inspect.getsource(AIOKafkaConsumer.seek)
+    assert "self._fetcher.seek_to(tp, offset)" in inspect.getsource(AIOKafkaConsumer.seek_to_committed)
+
+
+def test_faust_fetches_through_the_fetchers_fetched_records_in_the_consumers_thread():
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+
+    assert "call_thread(\n            self._fetch_records" in inspect.getsource(AIOKafkaConsumerThread.getmany)
+    assert "await fetcher.fetched_records(" in inspect.getsource(AIOKafkaConsumerThread._fetch_records)
+
+
+def test_faust_hands_on_a_fetch_whatever_seeks_came_after_it():
+    """Why item 9 exists: Faust's getmany yields every record of the fetch it got from the
+    consumer's thread; nothing there asks whether a partition was seeked since."""
+    from faust.transport.consumer import Consumer
+
+    source = inspect.getsource(Consumer.getmany)
+    assert "records, active_partitions = await self._wait_next_records(timeout)" in source
+    assert "yield tp, to_message(tp, record)" in source
+    assert "position" not in source and "seek_to" not in source
