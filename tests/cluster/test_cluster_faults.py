@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from pathlib import Path
 from collections import Counter
 
 import pytest
@@ -17,14 +16,13 @@ from kafka import KafkaProducer
 
 from bench.procs import Service
 from games.registry import GAME_MODULES
-from services.cli.audit import audit
 from services.common import kafka_admin, redis_client
 from services.common.moves_log import read_topic
 from services.common.redis_keys import Keys
-from services.common.settings import Settings, Topics
+from services.common.settings import Topics
 from services.projector.store import all_stored_offsets, dump
-from tests.integration.harness import keep_topics_for_diagnosis, mixed_bot_traffic, rules_worker, wait_until_answered
-from tests.integration.test_rules_worker import _distinct_accepted_equal_offline, _wait_for_split
+from tests.integration.harness import mixed_bot_traffic, rules_worker, wait_until_answered
+from tests.integration.test_rules_worker import _wait_for_split, assert_audit_clean
 
 from .conftest import PARTITIONS, LocalCluster
 
@@ -95,15 +93,6 @@ def split_under_load(cluster: LocalCluster, topics: Topics, pair: list[Service],
     sender = Sender(cluster.bootstrap, topics.moves, traffic, seconds=35)
     sender.start()
     return sender
-
-
-def audit_clean(cluster: LocalCluster, topics: Topics, traffic, keep_in: Path) -> None:
-    report = audit(Settings.from_env(kafka_bootstrap=cluster.bootstrap, topic_prefix=topics.prefix))
-    if not report.ok:
-        kept = keep_topics_for_diagnosis(cluster.bootstrap, topics, keep_in)
-        raise AssertionError(f"the records are in {kept}:\n" + "\n".join(report.problems[:20]))
-    assert report.moves == len(traffic)
-    _distinct_accepted_equal_offline(cluster.bootstrap, topics, traffic)
 
 
 def wait_until_projected(cluster: LocalCluster, topics: Topics, keys: Keys, timeout: float = 300.0,
@@ -189,7 +178,7 @@ def test_a_broker_killed_under_load_loses_no_move_and_applies_none_twice(local_c
     finally:
         for worker in pair:
             worker.stop()
-    audit_clean(cluster, topics, traffic, tmp_path)
+    assert_audit_clean(cluster.bootstrap, topics, traffic, tmp_path)
 
 
 # --- a Redis primary killed ------------------------------------------------------------------------------
@@ -277,7 +266,7 @@ def test_the_redis_primary_holding_most_match_keys_killed_under_load(local_clust
         proj.stop()
         worker.stop()
         cluster.start_missing()  # the killed node rejoins, now as a replica (also when the test failed)
-    audit_clean(cluster, topics, traffic, tmp_path)
+    assert_audit_clean(cluster.bootstrap, topics, traffic, tmp_path)
 
 
 # --- scaling out and in ----------------------------------------------------------------------------------
@@ -317,7 +306,7 @@ def test_rules_workers_1_to_3_and_back_and_projectors_1_to_2_under_load(local_cl
     finally:
         for service in (*projectors, third, second, first):
             service.stop()
-    audit_clean(cluster, topics, traffic, tmp_path)
+    assert_audit_clean(cluster.bootstrap, topics, traffic, tmp_path)
     before = dump(cluster.redis(), keys)
     rebuilt = rebuild(cluster, topics, keys.prefix)  # the wipe goes node by node on a cluster
     assert rebuilt.returncode == 0, rebuilt.stderr
@@ -356,7 +345,7 @@ def test_a_rules_worker_paused_past_its_session_while_the_others_take_over(local
         pair[0].resume()
         for worker in pair:
             worker.stop()
-    audit_clean(cluster, topics, traffic, tmp_path)
+    assert_audit_clean(cluster.bootstrap, topics, traffic, tmp_path)
     assert len(read_topic(cluster.bootstrap, topics.moves)) == len(traffic)
 
 

@@ -10,22 +10,11 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from .harness import keep_topics_for_diagnosis, mixed_bot_traffic, produce, rules_worker, wait_until_answered
-from .test_rules_worker import GAMES, _distinct_accepted_equal_offline, _wait_for_split, settings_for
+from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .test_rules_worker import GAMES, _wait_for_split, assert_audit_clean
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SESSION_TIMEOUT_S = 10.0  # the rules worker's broker_session_timeout
-
-
-def _audit_clean(bootstrap, topics, traffic, keep_in) -> None:
-    from services.cli.audit import audit
-
-    report = audit(settings_for(bootstrap, topics))
-    if not report.ok:
-        kept = keep_topics_for_diagnosis(bootstrap, topics, keep_in)
-        raise AssertionError(f"the records are in {kept}:\n" + "\n".join(report.problems))
-    assert report.moves == len(traffic)
-    _distinct_accepted_equal_offline(bootstrap, topics, traffic)
 
 
 def test_a_worker_paused_past_its_session_cannot_roll_states_back(kafka_bootstrap, contract_topics, tmp_path):
@@ -70,7 +59,7 @@ def test_a_worker_paused_past_its_session_cannot_roll_states_back(kafka_bootstra
         first.resume()
         for worker in (first, second):
             worker.stop()
-    _audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
+    assert_audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
 
 
 def test_workers_join_leave_and_join_again_under_load_and_every_one_stays_up(kafka_bootstrap, contract_topics,
@@ -107,7 +96,7 @@ def test_workers_join_leave_and_join_again_under_load_and_every_one_stays_up(kaf
         for worker in (first, second):
             worker.stop()
     assert "Offset must be a positive integer" not in first.log_text() + second.log_text()
-    _audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
+    assert_audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
 
 
 def test_fetching_that_starts_past_unanswered_moves_never_skips_them(kafka_bootstrap, contract_topics, tmp_path):
@@ -137,4 +126,4 @@ def test_fetching_that_starts_past_unanswered_moves_never_skips_them(kafka_boots
         assert "were not delivered before" in worker.tail(lines=100_000)
     finally:
         worker.stop()
-    _audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
+    assert_audit_clean(kafka_bootstrap, topics, traffic, tmp_path)

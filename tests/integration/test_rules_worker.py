@@ -22,7 +22,7 @@ from services.common import kafka_admin
 from services.common.moves_log import partition_of, read_topic
 from services.common.settings import Settings
 
-from .harness import crash_during, mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .harness import crash_during, keep_topics_for_diagnosis, mixed_bot_traffic, produce, rules_worker, wait_until_answered
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
@@ -231,6 +231,18 @@ def test_sigkill_three_times_loses_nothing_and_applies_nothing_twice(kafka_boots
     assert report.ok, "\n".join(report.problems)
     assert report.moves == len(traffic)
     _distinct_accepted_equal_offline(kafka_bootstrap, topics, traffic)
+
+
+def assert_audit_clean(bootstrap: str, topics, traffic, keep_in) -> None:
+    """The audit finds nothing, it read every move of `traffic`, and each distinct accepted action
+    equals the offline fold; when the audit fails, the stack's records are kept in `keep_in` and
+    named in the error (the first 20 problems are shown)."""
+    report = audit(settings_for(bootstrap, topics))
+    if not report.ok:
+        kept = keep_topics_for_diagnosis(bootstrap, topics, keep_in)
+        raise AssertionError(f"the records are in {kept}:\n" + "\n".join(report.problems[:20]))
+    assert report.moves == len(traffic)
+    _distinct_accepted_equal_offline(bootstrap, topics, traffic)
 
 
 def _distinct_accepted_equal_offline(bootstrap, topics, traffic) -> None:
