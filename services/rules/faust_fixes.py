@@ -21,7 +21,9 @@ Faust is noticed and the workaround removed).
    and the new pass skipped the records before it (states rolled back; here a pass ends at the
    revocation, and a partition taken over is read from where its start was built, with a
    warning if anything else was counted). "Taken over" is measured against the last recovery
-   that completed, not the last pass: a pass cut short had made a partition active unread.
+   that completed, not the last pass: a pass cut short had made a partition active unread. The
+   changelog queue is cleared right after the seek (resuming the flow would clear it a moment
+   later, but Faust's reader could count a record of before the seek in between).
 5. `fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
    consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
    (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
@@ -247,6 +249,12 @@ class Recovery(FaustRecovery):
             if offsets.get(tp) is None:
                 offsets[tp] = -1
         await super()._seek_offsets(consumer, tps, offsets, title)
+        if title == "active":
+            # While the seek waited for the consumer's thread, Faust's changelog reader went on
+            # with records queued before it; what is still queued is cleared now, as resuming the
+            # flow would do next (clear_on_resume), before the reader can count one of them.
+            self.tables.changelog_queue.clear()
+            self._forget_leaked(offsets, "while the seek was made", self._reading_from or {})
 
     def _forget_leaked(self, offsets: Any, when: str, expected: Optional[dict] = None) -> None:
         """A partition this worker takes over is read from where the build put it (the beginning:

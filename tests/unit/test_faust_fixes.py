@@ -348,3 +348,33 @@ async def test_a_partition_is_taken_over_until_a_recovery_of_it_completes(app, m
     await recovery.on_recovery_completed(app.consumer_generation_id)
     await _assign(recovery, app, monkeypatch, {p0, p1})
     assert recovery._taken_over == frozenset()
+
+
+async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_cleared(app, caplog):
+    """Faust's changelog reader goes on while the seek waits for the consumer's thread: a record
+    queued before the seek and counted then would make the reading of a partition taken over
+    skip what comes before it; the records still queued are from before the seek too."""
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    tp = TP("t-changelog", 0)
+    recovery._taken_over, recovery._reading_from = frozenset({tp}), {tp: -1}
+    queue = recovery.tables.changelog_queue
+    offsets = {tp: -1}
+
+    class Consumer(_SeekRecorder):
+        async def seek_wait(self, seeks):
+            await super().seek_wait(seeks)
+            offsets[tp] = 936  # the reader counts a record queued before the seek
+            queue.put_nowait("a record of before the seek")
+
+    consumer = Consumer()
+    await recovery._seek_offsets(consumer, {tp}, offsets, "active")
+    assert consumer.seeks == {tp: 0} and offsets == {tp: -1} and queue.empty()
+    assert "counted as read while the seek was made" in caplog.text
+
+
+def test_faust_clears_its_changelog_queue_when_the_flow_resumes(app):
+    """What the early clear above relies on: it drops only what resuming would drop next."""
+    queue = faust_fixes.TableManager(app).changelog_queue
+    queue.put_nowait("a record")
+    app.flow_control.resume()
+    assert queue.empty()
