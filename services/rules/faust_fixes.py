@@ -259,12 +259,13 @@ class Recovery(FaustRecovery):
     def _forget_leaked(self, offsets: Any, when: str, expected: Optional[dict] = None) -> None:
         """A partition this worker takes over is read from where the build put it (the beginning:
         what is in memory of it may be partial); a record counted as read before that came from
-        an earlier assignment, and counting it would skip what comes before it."""
+        an earlier assignment or a pass that did not finish, and counting it would skip what
+        comes before it."""
         for tp in self._taken_over:
             start = (expected or {}).get(tp)
             if offsets.get(tp) not in (None, -1, start):
-                log.warning("recovery of %s[%d]: a record at offset %s of an earlier assignment was counted as "
-                            "read %s; reading it from %s instead", tp.topic, tp.partition, offsets[tp], when,
+                log.warning("recovery of %s[%d]: a record at offset %s of an earlier assignment (or an unfinished "
+                            "pass) was counted as read %s; reading it from %s instead", tp.topic, tp.partition, offsets[tp], when,
                             "the beginning" if start in (None, -1) else start)
                 offsets[tp] = start
 
