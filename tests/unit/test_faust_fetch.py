@@ -114,3 +114,24 @@ def test_faust_hands_on_a_fetch_whatever_seeks_came_after_it():
     assert "records, active_partitions = await self._wait_next_records(timeout)" in source
     assert "yield tp, to_message(tp, record)" in source
     assert "position" not in source and "seek_to" not in source
+
+
+def test_the_drain_finds_the_counting_fetcher_where_faust_and_aiokafka_keep_it():
+    """fetched_before_a_seek walks consumer._thread._consumer._fetcher; were one of these renamed,
+    it would find no counts and drop nothing, so this fails first."""
+    from aiokafka import AIOKafkaConsumer
+    from faust.transport.consumer import ThreadDelegateConsumer
+    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
+
+    assert "self._thread = self._new_consumer_thread()" in inspect.getsource(ThreadDelegateConsumer.__init__)
+    assert "self._consumer = self._create_consumer(" in inspect.getsource(AIOKafkaConsumerThread.on_start)
+    assert "self._fetcher = Fetcher(" in inspect.getsource(AIOKafkaConsumer.start)
+
+
+def test_the_worker_consumer_faust_creates_counts_seeks(monkeypatch):
+    """bound_fetch_long_poll's consumer class (the one Faust's driver creates) is a counting one."""
+    import faust.transport.drivers.aiokafka as driver
+
+    monkeypatch.setattr(driver, "aiokafka", driver.aiokafka)  # restored after the test
+    faust_fetch.bound_fetch_long_poll(50)
+    assert issubclass(driver.aiokafka.AIOKafkaConsumer, faust_fetch.SeekCountingConsumer)
