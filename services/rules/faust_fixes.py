@@ -264,8 +264,9 @@ class Recovery(FaustRecovery):
         for tp in self._taken_over:
             start = (expected or {}).get(tp)
             if offsets.get(tp) not in (None, -1, start):
-                log.warning("recovery of %s[%d]: a record at offset %s of an earlier assignment (or an unfinished "
-                            "pass) was counted as read %s; reading it from %s instead", tp.topic, tp.partition, offsets[tp], when,
+                log.warning("recovery of %s[%d]: a record at offset %s of an earlier assignment (or an "
+                            "unfinished pass) was counted as read %s; reading it from %s instead",
+                            tp.topic, tp.partition, offsets[tp], when,
                             "the beginning" if start in (None, -1) else start)
                 offsets[tp] = start
 
