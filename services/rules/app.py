@@ -33,8 +33,8 @@ from . import stop_deadline
 from .batching import RecordBuffer
 from .core import (BatchLines, Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position,
                    rejected_by_code)
-from .faust_fixes import (MatchTable, TableManager, bound_fetch_long_poll, commit_only_stored_positions,
-                          Linger, deliver_in_batches, fetch_again)
+from .faust_fetch import bound_fetch_long_poll, deliver_in_batches, fetch_again
+from .faust_fixes import Linger, MatchTable, TableManager, commit_only_stored_positions
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
 from .produce import acknowledged, start

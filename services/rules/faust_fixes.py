@@ -1,6 +1,7 @@
 """Every place the rules worker works around faust-streaming 0.15.3, each with its reason. Each has
-a test in tests/unit/test_faust_fixes.py that fails when Faust's behaviour changes (so a fix in
-Faust is noticed and the workaround removed).
+a test that fails when Faust's behaviour changes (so a fix in Faust is noticed and the workaround
+removed): in tests/unit/test_faust_fixes.py, and for the fetch path (items 1, 5, 7 and 9, which
+live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batching.py.
 
 1. `bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
 2. `commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
@@ -68,9 +69,6 @@ from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
 from .core import position_key, read_position, stored_offset
-# items 1, 5, 7 and 9 (the fetch path) live in faust_fetch; named here, as this module is the index
-from .faust_fetch import (SeekCountingConsumer, bound_fetch_long_poll, count_seeks, deliver_in_batches,  # noqa: F401
-                          fetch_again, fetched_before_a_seek)
 
 log = logging.getLogger("plylog.rules")
 

@@ -13,7 +13,7 @@ import pytest
 from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
-from services.rules import faust_fixes
+from services.rules import faust_fetch, faust_fixes
 from services.rules.core import Stored, position_key, stored_offset
 from services.rules.faust_fixes import MatchTable, Recovery
 
@@ -132,7 +132,7 @@ async def test_the_bounded_long_poll_reaches_the_consumer_faust_creates(monkeypa
     import faust.transport.drivers.aiokafka as driver
 
     monkeypatch.setattr(driver, "aiokafka", driver.aiokafka)
-    faust_fixes.bound_fetch_long_poll(50)
+    faust_fetch.bound_fetch_long_poll(50)
     consumer = driver.aiokafka.AIOKafkaConsumer(bootstrap_servers="127.0.0.1:1", fetch_max_wait_ms=1500)
     assert consumer._fetch_max_wait_ms == 50
 
@@ -199,7 +199,7 @@ async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
     class App:
         consumer = Consumer()
 
-    await faust_fixes.fetch_again(App(), TP("t.moves", 2), 90)
+    await faust_fetch.fetch_again(App(), TP("t.moves", 2), 90)
     assert seen == {TP("t.moves", 2): 90}
 
 

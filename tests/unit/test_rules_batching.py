@@ -12,7 +12,7 @@ from typing import Optional
 
 from faust.types import TP
 
-from services.rules import faust_fixes
+from services.rules import faust_fetch
 from services.rules.batching import RecordBuffer
 
 MOVES, CHANGELOG = TP("t.moves", 0), TP("t.rules-matches-changelog", 0)
@@ -124,7 +124,7 @@ class FakeConsumer:
         self.diag = type("Diag", (), {"set_flag": lambda *_: None, "unset_flag": lambda *_: None})()
         self.suspend_flow = asyncio.Event()
         self.transport = type("T", (), {"app": type("A", (), {"should_stop": False})()})()
-        faust_fixes.deliver_in_batches(type("App", (), {"consumer": self})(), "t.moves", self.sink)
+        faust_fetch.deliver_in_batches(type("App", (), {"consumer": self})(), "t.moves", self.sink)
 
     async def sink(self, batch):
         self.sunk.append(batch)
