@@ -90,13 +90,13 @@ async def _drain_in_batches(self: Any, fetcher: Any) -> None:
         raise
 
 
-async def _deliver_each(messages: list, callback: Any, read_offset: dict, stale: Any = None) -> None:
+async def _deliver_each(messages: list, callback: Any, read_offset: dict, stale: Any) -> None:
     """Faust's callback for each message in turn, its read offset moved on as Faust does; a record
     fetched before its partition was seeked (item 9) is dropped, its read offset left alone (the
     consumer reads the partition again from where the seek put it)."""
     dropped: dict = {}
     for message in messages:
-        if stale is not None and stale(message.tp):
+        if stale(message.tp):
             dropped.setdefault(message.tp, []).append(message.offset)
             continue
         await callback(message)
