@@ -227,10 +227,7 @@ def test_sigkill_three_times_loses_nothing_and_applies_nothing_twice(kafka_boots
         worker.stop()
     assert worker.starts == 4
     assert "hold no records" not in worker.log_text(), "the worker went on past records it never answered"
-    report = audit(settings_for(kafka_bootstrap, topics))
-    assert report.ok, "\n".join(report.problems)
-    assert report.moves == len(traffic)
-    _distinct_accepted_equal_offline(kafka_bootstrap, topics, traffic)
+    assert_audit_clean(kafka_bootstrap, topics, traffic, worker_home / "kept")
 
 
 def assert_audit_clean(bootstrap: str, topics, traffic, keep_in) -> None:
