@@ -452,6 +452,13 @@ def test_replay_slider_shows_each_earlier_position(new_page, web_stack):
 
 
 # --- Against the computer: a Strands match by clicking, to its end ----------------------------------
+YOUR_MOVE_SHOWN_OR_GAME_OVER = """() => {
+  const status = document.getElementById("status"), body = document.body.dataset;
+  if (status && status.textContent.includes("Game over")) return true;
+  return Boolean(body.legalSeq) && body.legalSeq === body.seq;  // legal targets are fetched on our turn only
+}"""
+
+
 def test_a_strands_match_against_the_computer_is_played_by_clicking_to_its_end(new_page, web_stack):
     page = new_page("pia")
     page.goto("/")
@@ -463,11 +470,13 @@ def test_a_strands_match_against_the_computer_is_played_by_clicking_to_its_end(n
     page.wait_for_selector(".seats .badge.bot")
     match_id, moves = page.url.split("id=")[1], 0
     while True:
-        page.wait_for_selector("#status:has-text('Your move'), #status:has-text('Game over')", timeout=60_000)
+        # The page's own position, not Redis's: right after our move is applied in Redis the page may
+        # still show the position before it, with "Your move" on it.
+        page.wait_for_function(YOUR_MOVE_SHOWN_OR_GAME_OVER, timeout=60_000)
         if page.locator("#status:has-text('Game over')").count():
             break
-        seq = web_stack.view(match_id)["seq"]
-        page.wait_for_selector(f'body[data-legal-seq="{seq}"]')  # this position's legal targets are shown
+        seq = int(page.get_attribute("body", "data-legal-seq"))
+        assert seq == web_stack.view(match_id)["seq"]  # the bot cannot move while it is our turn
         page.locator("svg.board .cell.legal").first.click()
         page.click("#place")
         deadline = time.monotonic() + 30
