@@ -115,6 +115,9 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
 
     @app.on_rebalance_complete.connect
     async def mark_ready(sender, **_):
+        if sender.tables.recovery.superseded():
+            log.info("a recovery pass the next rebalance overtook has ended; ready once the next one completes")
+            return
         positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
                      for tp in sender.consumer.assignment() if tp.topic == topics.moves}
         log.info("recovered; stored positions of %s: %s; changelog records read since the last recovery "

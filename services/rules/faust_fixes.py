@@ -24,7 +24,9 @@ live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batchin
    warning if anything else was counted). "Taken over" is measured against the last recovery
    that completed, not the last pass: a pass cut short had made a partition active unread. The
    changelog queue is cleared right after the seek (resuming the flow would clear it a moment
-   later, but Faust's reader could count a record of before the seek in between).
+   later, but Faust's reader could count a record of before the seek in between). Faust signals
+   `on_rebalance_complete` even for a pass the next rebalance overtook: `Recovery.superseded`
+   tells the handlers that mark the worker ready.
 5. `fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
    consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
    (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
@@ -211,6 +213,13 @@ class Recovery(FaustRecovery):
 
     def _rebalancing_again(self) -> bool:
         return self._rebalance is not None and self.app.rebalancing_count != self._rebalance
+
+    def superseded(self) -> bool:
+        """Whether the next rebalance has begun since this recovery's assignment. Faust sends
+        `on_rebalance_complete` before it checks that (Recovery.on_recovery_completed and
+        _resume_streams), so a pass cut short still signals it: a handler that marks the worker
+        ready asks this first (else /readyz said ready while the next recovery ran)."""
+        return self._rebalancing_again() or self._generation_id != self.app.consumer_generation_id
 
     async def _wait(self, coro: Any, timeout: Any = None) -> None:
         """Every step of a recovery pass goes through here. Faust ends a pass when the next

@@ -378,3 +378,25 @@ def test_faust_clears_its_changelog_queue_when_the_flow_resumes(app):
     queue.put_nowait("a record")
     app.flow_control.resume()
     assert queue.empty()
+
+
+def test_faust_signals_a_completed_rebalance_before_it_checks_the_pass_is_current():
+    """Why the handlers that mark the worker ready ask Recovery.superseded first."""
+    for step in (FaustRecovery.on_recovery_completed, FaustRecovery._resume_streams):
+        source = inspect.getsource(step)
+        assert source.index("on_rebalance_complete.send()") < source.index("consumer_generation_id != generation_id")
+
+
+async def test_a_recovery_is_superseded_once_the_next_rebalance_begins(app):
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    assert not recovery.superseded()
+    app.on_rebalance_start()  # the next rebalance revokes: its assignment has not come yet
+    assert recovery.superseded()
+    await recovery.on_rebalance(set(), set(), set(), generation_id=app.consumer_generation_id)
+    assert not recovery.superseded()  # the new assignment's recovery is the current one
+
+
+async def test_a_recovery_of_an_older_generation_is_superseded(app):
+    recovery = await _recovery_of_a_rebalance(app, Recovery)
+    app.consumer_generation_id += 1  # a newer assignment, whose rebalance Faust has not told us of
+    assert recovery.superseded()
