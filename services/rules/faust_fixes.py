@@ -13,6 +13,8 @@ live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batchin
    match back at the next recovery: here the state with the highest moves offset wins; and Faust
    only logs a changelog write Kafka did not take (`_on_published error`), so a state could be
    lost while a later position is stored: here the worker awaits its writes (`acknowledged`).
+   Its writes go to the producer directly, in order, not through Faust's one-record-per-turn
+   `send_soon` buffer (their acknowledgement took ~3x longer and held the pipeline up).
 4. `TableManager` / `Recovery`: when the assignment changes while a recovery runs (a worker
    joins), Faust seeks standby partitions whose start offset it never built (None) and aiokafka
    raises `ValueError: Offset must be a positive integer`, which stops the worker. And Faust ends
@@ -117,39 +119,59 @@ def forget_acks_below(consumer: Any, offsets: dict[TP, int]) -> None:
 
 # --- 3. the table ----------------------------------------------------------------------------------
 class MatchTable(faust.Table):
-    """Match states and partition positions keyed by bytes (see services/rules/core.py)."""
+    """Match states and partition positions keyed by bytes (see services/rules/core.py).
 
-    _write_partition: Optional[int] = None
+    Its changelog records go to the producer in the order they are written, all of those waiting
+    at once, instead of through Faust's `send_soon` buffer, which hands the producer one record
+    per turn of the event loop: a group's states then waited ~3x longer for their
+    acknowledgement, and batches behind them for a place in the pipeline (at 1,000 moves/s,
+    produce -> view p50 11.0-12.7 ms against 8.8-9.6, p99 31.8-38.3 against 21.0-25.0, in
+    alternating runs). Nothing Faust's path adds is used here: the memory store keeps no
+    persisted offsets, the table has no expiry or windows, and the worker uses no transactions."""
+
     _unacknowledged: Optional[list] = None
-
-    def partition_for_key(self, key: Any) -> Optional[int]:
-        if self._write_partition is None:
-            raise RuntimeError("MatchTable is written only through store(key, value, partition)")
-        return self._write_partition
+    _unsent: Optional[list] = None
+    _sending: Optional[asyncio.Task] = None
 
     def store(self, key: bytes, value: bytes, partition: int) -> None:
         """Write `value`; its changelog record goes to `partition` (the partition of the move that
         produced it, the one this table partition is recovered for)."""
-        self._write_partition = partition
-        try:
-            self[key] = value
-        finally:
-            self._write_partition = None
-
-    def send_changelog(self, *args: Any, **kwargs: Any) -> Any:
-        sent = super().send_changelog(*args, **kwargs)
-        if self._unacknowledged is None:
-            self._unacknowledged = []
-        self._unacknowledged.append(sent)
-        return sent
+        self.data[key] = value
+        self._log(key, value, partition)
 
     def forget(self, key: bytes, partition: int) -> None:
         """Delete `key` (a tombstone on the changelog `partition`, which compaction then removes)."""
-        self._write_partition = partition
-        try:
-            del self[key]
-        finally:
-            self._write_partition = None
+        if key in self.data:
+            del self.data[key]
+        self._log(key, None, partition)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise RuntimeError("MatchTable is written only through store(key, value, partition)")
+
+    def __delitem__(self, key: Any) -> None:
+        raise RuntimeError("MatchTable is deleted from only through forget(key, partition)")
+
+    def _log(self, key: bytes, value: Optional[bytes], partition: int) -> None:
+        if self._unsent is None:
+            self._unsent = []
+        self._unsent.append((key, value, partition))
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.ensure_future(self._send_unsent())
+
+    async def _send_unsent(self) -> None:
+        """One sender, so the records reach the producer in the order they were written."""
+        producer, topic = self.app.producer, self.changelog_topic.get_topic_name()
+        while self._unsent:
+            writes, self._unsent = self._unsent, []
+            for key, value, partition in writes:
+                try:
+                    sent = await producer.send(topic, key, value, partition, None, None)
+                except Exception as error:  # noqa: BLE001 - refused before Kafka saw it: acknowledged() raises it
+                    sent = asyncio.get_running_loop().create_future()
+                    sent.set_exception(error)
+                if self._unacknowledged is None:
+                    self._unacknowledged = []
+                self._unacknowledged.append(sent)
 
     _applied: Optional[dict] = None
 
@@ -168,9 +190,13 @@ class MatchTable(faust.Table):
 
     async def acknowledged(self) -> None:
         """Wait until Kafka has every changelog write made so far; raise the first refusal."""
+        if self._sending is not None:
+            await asyncio.shield(self._sending)  # a worker stopping must not cut the sender short
         pending, self._unacknowledged = self._unacknowledged or [], []
-        for sent in pending:
-            await sent
+        outcomes = await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     def apply_changelog_batch(self, batch: Iterable[Any]) -> None:
         """Recovery and standbys: of the values of a key, the one written for the highest moves
