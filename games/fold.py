@@ -45,11 +45,24 @@ def forgotten(state: Optional[MatchState], ended_offset: Optional[int], offset: 
             and offset - ended_offset > FORGET_FINISHED_AFTER)
 
 
+#: Characters of an `id_digest` (base64 of 9 bytes, no padding): a state's `recent_ids` is its digests joined.
+DIGEST_CHARS = 12
+
+
 def id_digest(player: str, event_id: str) -> str:
     """A short name of one player's submission. The same event id from another player is another
     submission, so nobody can pre-empt an id someone else will use (the timekeeper's, a bot's)."""
     text = f"{len(player)}:{player}{event_id}".encode()
     return base64.b64encode(hashlib.blake2b(text, digest_size=9).digest()).decode()
+
+
+def remembered_at(recent_ids: str, digest: str) -> Optional[int]:
+    """The place (0 = oldest) of `digest` among the joined `recent_ids`, or None. Only a match at a
+    digest's boundary counts: one across two neighbours is not a submission."""
+    at = recent_ids.find(digest)
+    while at > 0 and at % DIGEST_CHARS:
+        at = recent_ids.find(digest, at + 1)
+    return None if at < 0 else at // DIGEST_CHARS
 
 
 @dataclass(frozen=True)
@@ -167,8 +180,9 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
     if isinstance(record, Unreadable):
         return Step(state, _rejected(record, state, record.code, record.message, source))
     submission = id_digest(record.player, record.event_id)
-    if state is not None and submission in state.recent_ids:
-        first_seq = state.seq - len(state.recent_ids) + 1 + state.recent_ids.index(submission)
+    remembered = remembered_at(state.recent_ids, submission) if state is not None else None
+    if remembered is not None:
+        first_seq = state.seq - len(state.recent_ids) // DIGEST_CHARS + 1 + remembered
         return Step(state, _result(record, "accepted", first_seq, [], view(state), source, duplicate=True))
     current_seq = 0 if state is None else state.seq
     if record.expected_seq is not None and record.expected_seq != current_seq:
@@ -181,8 +195,8 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
             events, new_state, _ = execute(state, record.player, record.action, record.at)
     except Rejected as rejection:
         return Step(state, _rejected(record, state, rejection.code, rejection.message, source))
-    remembered = ((state.recent_ids if state is not None else ()) + (submission,))[-ID_MEMORY:]
-    new_state = new_state.evolved(seq=current_seq + 1, recent_ids=remembered)
+    recent_ids = ((state.recent_ids if state is not None else "") + submission)[-ID_MEMORY * DIGEST_CHARS:]
+    new_state = new_state.evolved(seq=current_seq + 1, recent_ids=recent_ids)
     result = _result(record, "accepted", new_state.seq, [public_event(e) for e in events], view(new_state), source)
     ended_now = new_state.status == "over" and (state is None or state.status != "over")
     return Step(new_state, result, outcome_record(new_state) if ended_now else None, changed=True)

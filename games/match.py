@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator
 
 from schemas.lifecycle import Create
 
@@ -39,9 +39,11 @@ class MatchState(Frozen):
     invited: Optional[tuple[Optional[str], Optional[str]]] = None  # seats reserved for a named player
     status: Literal["waiting", "active", "over"]
     seq: int = 0
-    # Digests (`id_digest`) of the (player, event_id) of the last ID_MEMORY accepted records, oldest
-    # first; the last one made `seq`. Bounded, so public input cannot grow a state without limit.
-    recent_ids: tuple[str, ...] = ()
+    # Digests (`games.fold.id_digest`, all of one width) of the (player, event_id) of the last
+    # ID_MEMORY accepted records, oldest first and concatenated; the last one made `seq`. Bounded,
+    # so public input cannot grow a state without limit. One string, not a list: the worker
+    # encodes a state per changed match and batch, and 128 strings were half of that encoding.
+    recent_ids: str = ""
     options: dict[str, Any]
     clock: Optional[ClockState] = None
     board: Any  # the game's own state value
@@ -50,6 +52,12 @@ class MatchState(Frozen):
     started_at: Optional[str] = None
     ended_at: Optional[str] = None
     outcome: Optional[dict[str, Any]] = None
+
+    @field_validator("recent_ids", mode="before")
+    @classmethod
+    def _joined(cls, value: Any) -> Any:
+        """States stored before the digests were joined hold them as a list."""
+        return "".join(value) if isinstance(value, (list, tuple)) else value
 
     @property
     def rules(self) -> Game:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from games.fold import ID_MEMORY, Placement, Replayer, read, step
-from games.match import TIMEKEEPER
+from games.fold import DIGEST_CHARS, ID_MEMORY, Placement, Replayer, id_digest, read, remembered_at, step
+from games.match import TIMEKEEPER, MatchState
 from tests.support import Match, record
 
 SIDE2 = {"side": 2, "rows": ["22", "212", "22"]}
@@ -234,17 +234,37 @@ def test_retries_are_recognised_within_the_last_id_memory_accepted_records():
     match = Match()
     match.create("mastermind", {"pegs": 2, "colors": 2, "max_rows": 50, "rounds": 100})
     guesses = []
-    while len(match.state.recent_ids) < ID_MEMORY or len(guesses) < ID_MEMORY + 5:
+    while len(match.state.recent_ids) < ID_MEMORY * DIGEST_CHARS or len(guesses) < ID_MEMORY + 5:
         seat = match.state.to_move()[0]
         player = match.state.seats[seat]
         action = match.state.rules.random_action(match.state.board, seat, __import__("random").Random(len(guesses)))
         match.ok(player, action)
         guesses.append(match.records[-1])
-    assert len(match.state.recent_ids) == ID_MEMORY
+    assert len(match.state.recent_ids) == ID_MEMORY * DIGEST_CHARS
     recent = match.replayer.feed(match.records[-ID_MEMORY]).result
     assert recent["duplicate"] is True and recent["seq"] == match.state.seq - ID_MEMORY + 1
     forgotten = match.replayer.feed(match.records[-ID_MEMORY - 1]).result
     assert forgotten["duplicate"] is False
+
+
+def test_only_a_whole_remembered_digest_counts_not_one_across_two_neighbours():
+    first, second = id_digest("alice", "e1"), id_digest("bob", "e2")
+    across = (first + second)[DIGEST_CHARS // 2:DIGEST_CHARS // 2 + DIGEST_CHARS]
+    assert remembered_at(first + second, second) == 1 and remembered_at(first + second, first) == 0
+    assert remembered_at(first + second, across) is None
+    assert remembered_at(across + first + second, across) == 0
+
+
+def test_a_state_stored_with_its_digests_as_a_list_loads_with_them_joined():
+    """States stored before the digests were joined (a worker upgraded over its changelog)."""
+    match = new()
+    match.ok("alice", OPEN)
+    stored = match.state.to_json()
+    digests = [stored["recent_ids"][i:i + DIGEST_CHARS] for i in range(0, len(stored["recent_ids"]), DIGEST_CHARS)]
+    assert len(digests) == match.state.seq
+    loaded = MatchState.from_json({**stored, "recent_ids": digests})
+    assert loaded == match.state
+    assert step(loaded, read(match.records[-1])).result["duplicate"] is True
 
 
 def test_a_rejected_event_id_is_decided_again_when_retried():
