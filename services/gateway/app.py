@@ -95,7 +95,8 @@ class Gateway:
             self.tasks.append(asyncio.create_task(keeper.run(), name="timekeeper"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.hub.connected.wait(), 10)
-        heap.settle()  # what start-up made lives as long as the gateway (services/common/heap.py)
+        # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
+        heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
         log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f, "
                  "players: %s identities, operator key %s", s.kafka_bootstrap, s.topics.moves, s.redis_url,
                  c.redis_prefix, c.rate_per_s, c.rate_burst, c.auth_mode, "set" if c.operator_key else "off")
