@@ -13,7 +13,9 @@ after it: measured on the local cluster with a backlog of 30,000 moves, 6.9 reco
 And each event Faust delivers one by one costs ~200 us of CPU (faust_fixes 7).
 
 When more than `capacity` records are buffered, `extend` returns only once the fold has taken
-the buffer below it: the drain loop then fetches nothing more (Kafka keeps the backlog).
+the buffer below it: the drain loop then fetches nothing more (Kafka keeps the backlog). One
+poll brings at most a batch (`broker_max_poll_records`, services/rules/app.py), so the buffer
+holds at most `capacity` records and one poll more.
 """
 from __future__ import annotations
 
