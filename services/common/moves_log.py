@@ -57,12 +57,25 @@ def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = Non
         consumer.close()
 
 
-@lru_cache(maxsize=16_384)
+#: Keys longer than this are not cached: a match id is at most 64 characters, while anyone may
+#: write keys of up to a record's size, and 16,384 of those would be held by the cache.
+CACHED_KEY_BYTES = 256
+
+
 def partition_of(key: bytes, partitions: int) -> int:
     """Kafka's default partition for a key (murmur2, as the Java and Python clients compute it):
     a match's home partition. Cached: kafka-python's murmur2 is pure Python (~9 us a key, ~5 % of
     the rules worker's fold), and the same match keys come again with every move."""
+    if len(key) > CACHED_KEY_BYTES:
+        return _partition(key, partitions)
+    return _cached_partition(key, partitions)
+
+
+def _partition(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
+_cached_partition = lru_cache(maxsize=16_384)(_partition)
 
 
 def placement(topic: str, partition: int, key: Optional[bytes], partitions: int) -> Placement:

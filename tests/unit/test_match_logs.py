@@ -119,3 +119,19 @@ def test_times_and_file_names():
         parse_moment("yesterday", "--since")
     assert results_path(Path("d/m1.moves.jsonl")) == Path("d/m1.results.jsonl")
     assert results_path(Path("d/log.jsonl")) == Path("d/log.results.jsonl")
+
+
+def test_a_key_longer_than_any_match_id_is_partitioned_as_kafka_does_but_never_cached():
+    """Anyone may write keys as large as a record; 16,384 of them held by the cache would be gigabytes."""
+    import uuid
+
+    from kafka.partitioner.default import murmur2
+
+    from services.common import moves_log
+
+    asked = moves_log._cached_partition.cache_info().misses
+    long = b"k" * 1_000_000
+    assert partition_of(long, 12) == (murmur2(long) & 0x7FFFFFFF) % 12
+    assert moves_log._cached_partition.cache_info().misses == asked
+    partition_of(f"m-{uuid.uuid4().hex}".encode(), 12)
+    assert moves_log._cached_partition.cache_info().misses == asked + 1
