@@ -141,10 +141,21 @@ def _check_place(record: MoveRecord, key: Optional[str], placement: Optional[Pla
     return Unreadable("malformed", problem, record.event_id, record.match_id, record.player, record.at)
 
 
+#: Characters of a record's key a rejection quotes: a key may be as large as Kafka lets a record
+#: be, and a result quoting all of it was over the producer's request size.
+QUOTED_KEY_CHARS = 100
+
+
+def _quoted(key: str) -> str:
+    if len(key) <= QUOTED_KEY_CHARS:
+        return repr(key)
+    return f"{key[:QUOTED_KEY_CHARS]!r}… ({len(key)} characters)"
+
+
 def _misplaced(match_id: str, key: Optional[str], placement: Optional[Placement]) -> Optional[str]:
     """Why a record of `match_id` with this key and place is not in its match's log (None: it is)."""
     if key is not None and key != match_id:
-        problem = "the record has no key" if not key else f"record key {key!r} differs from match_id {match_id!r}"
+        problem = "the record has no key" if not key else f"record key {_quoted(key)} differs from match_id {match_id!r}"
         return f"{problem}; the key must be the match_id"
     if placement is not None and placement.partition != placement.home:
         return (f"the record is on partition {placement.partition} of {placement.topic}, but match {match_id!r} "

@@ -91,6 +91,11 @@ class DeadLetter(Strict):
     raw_size: Optional[int] = Field(default=None, ge=0, description="bytes in the whole record")
     raw_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="of the whole record")
     raw_truncated: bool = False
+    key_size: Optional[int] = Field(default=None, ge=0, description="bytes in the record's key; only when key_truncated")
+    key_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$",
+                                      description="of the record's whole key; only when key_truncated")
+    key_truncated: bool = Field(default=False, description="the letter's Kafka key is only the first 64 KiB of the "
+                                                           "record's (a key over that; else it is the key as received)")
     topic: str
     partition: int
     offset: int

@@ -37,7 +37,7 @@ from .faust_fetch import bound_fetch_long_poll, deliver_in_batches, fetch_again
 from .faust_fixes import Linger, MatchTable, TableManager, commit_only_stored_positions
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
-from .produce import acknowledged, start
+from .produce import acknowledged, start, unwrapped_refusal
 
 log = logging.getLogger("plylog.rules")
 
@@ -144,7 +144,8 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         (datadir / "metrics.json").write_bytes(orjson.dumps({"worker": worker_name, **counters.as_dict()}))
 
     async def send(out: Outgoing):
-        return await app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
+        sending = app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
+        return await unwrapped_refusal(sending)
 
     async def commit_batches(queue: asyncio.Queue, pending: Pending) -> None:
         """In batch order, every batch queued as one group: wait for the group's acknowledgements,

@@ -327,8 +327,14 @@ DEAD_LETTER_ERROR_CHARS = 2000
 
 
 def dead_letter(incoming: Incoming, error: str, keep_raw: int = DEAD_LETTER_RAW_BYTES) -> Outgoing:
-    raw = incoming.value or b""
+    """The dead letter of `incoming`, keyed by its key as received; a key over DEAD_LETTER_RAW_BYTES
+    (Kafka lets a key be as large as a record) is cut to that, the letter giving its size and
+    SHA-256: whole, it made the letter too large for the producer, which stopped the worker."""
+    raw, key = incoming.value or b"", incoming.key
     letter = {"v": 1, "error": error[:DEAD_LETTER_ERROR_CHARS], "raw_b64": base64.b64encode(raw[:keep_raw]).decode(),
               "raw_size": len(raw), "raw_sha256": hashlib.sha256(raw).hexdigest(), "raw_truncated": len(raw) > keep_raw,
               "topic": incoming.topic, "partition": incoming.partition, "offset": incoming.offset}
-    return Outgoing("deadletter", incoming.key, orjson.dumps(letter), incoming.partition, incoming)
+    if key is not None and len(key) > DEAD_LETTER_RAW_BYTES:
+        letter.update(key_size=len(key), key_sha256=hashlib.sha256(key).hexdigest(), key_truncated=True)
+        key = key[:DEAD_LETTER_RAW_BYTES]
+    return Outgoing("deadletter", key, orjson.dumps(letter), incoming.partition, incoming)

@@ -1,7 +1,8 @@
 """Every place the rules worker works around faust-streaming 0.15.3, each with its reason. Each has
 a test that fails when Faust's behaviour changes (so a fix in Faust is noticed and the workaround
 removed): in tests/unit/test_faust_fixes.py, and for the fetch path (items 1, 5, 7 and 9, which
-live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batching.py.
+live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batching.py; item 10
+lives in produce.py, with its tests in tests/unit/test_rules_produce.py.
 
 1. `bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
 2. `commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
@@ -60,6 +61,11 @@ live in faust_fetch.py) in tests/unit/test_faust_fetch.py and test_rules_batchin
    recovery that seeked a changelog partition back to its start could count such a record (of a
    later offset) as read and skip every record before it. The drain drops a changelog record
    whose partition was seeked after it was fetched.
+10. `unwrapped_refusal` (produce.py): Faust's `Producer.send` raises its own `ProducerSendError`
+   from any error aiokafka raises before sending, so a record over the producer's request size
+   (a dead letter keeping a huge key) looked like Kafka failing: the worker stopped, and its
+   restart met the same record again. The record's own refusal is raised as itself, so the
+   record is replaced like one the broker refused.
 """
 from __future__ import annotations
 

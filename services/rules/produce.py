@@ -17,6 +17,7 @@ import logging
 from typing import Awaitable, Callable
 
 from aiokafka.errors import CorruptRecordException, MessageSizeTooLargeError, RecordListTooLargeError
+from faust.exceptions import ProducerSendError
 
 from .core import Incoming, Outgoing, dead_letter
 
@@ -62,6 +63,17 @@ async def _sent(send: Send, out: Outgoing) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         future.set_exception(error)
         return future
+
+
+async def unwrapped_refusal(sending: Awaitable[asyncio.Future]) -> asyncio.Future:
+    """`await sending` (Faust's `Producer.send`), with a refusal of the record raised as itself,
+    not as the `ProducerSendError` Faust makes of it (faust_fixes item 10)."""
+    try:
+        return await sending
+    except ProducerSendError as error:
+        if isinstance(error.__cause__, REFUSED_FOR_THE_RECORD):
+            raise error.__cause__ from None
+        raise
 
 
 async def _alone_or_replaced(send: Send, out: Outgoing) -> int:

@@ -21,6 +21,7 @@ from services.cli.audit import audit
 from services.common import kafka_admin
 from services.common.moves_log import partition_of, read_topic
 from services.common.settings import Settings
+from services.rules.core import DEAD_LETTER_RAW_BYTES
 
 from .harness import crash_during, keep_topics_for_diagnosis, mixed_bot_traffic, produce, rules_worker, wait_until_answered
 
@@ -170,6 +171,33 @@ def test_records_kafka_refuses_for_their_size_never_stop_the_worker(kafka_bootst
     second = letters[hashlib.sha256(big).hexdigest()]
     assert second["raw_b64"] == "" and second["raw_size"] == 30_000 and "refused by Kafka" in second["error"]
     assert "Kafka refused a deadletter record" in worker.log_text()
+    assert audit(settings_for(kafka_bootstrap, topics)).ok
+
+
+def test_records_with_a_key_as_large_as_kafka_allows_never_stop_the_worker(kafka_bootstrap, contract_topics,
+                                                                          worker_home):
+    """A key of ~1 MB (Kafka lets a key be as large as a record): quoted whole in the rejection, or
+    kept whole as the dead letter's key, the answer was over the producer's request size, which
+    stopped the worker at every restart. Now the rejection quotes 100 characters of it and the
+    dead letter keeps 64 KiB of it with its size and SHA-256."""
+    topics = contract_topics(partitions=2)
+    huge = b"k" * 1_010_000
+    good = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=9, prefix="after-")]
+    mis_keyed = orjson.dumps({**orjson.loads(good[0][1]), "event_id": "huge-key"})
+    worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
+    try:
+        worker.wait_ready()
+        produce(kafka_bootstrap, topics.moves, [(huge, mis_keyed), (huge, b"\x89 not JSON")] + good)
+        wait_until_answered(kafka_bootstrap, topics, 2 + len(good), workers=[worker])
+        assert worker.alive, worker.tail()
+    finally:
+        worker.stop()
+    results = {orjson.loads(r.value)["event_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.results)}
+    assert results["huge-key"]["reason"]["code"] == "malformed"
+    assert "(1010000 characters)" in results["huge-key"]["reason"]["message"]
+    [letter] = read_topic(kafka_bootstrap, topics.deadletter)
+    assert len(letter.key) == DEAD_LETTER_RAW_BYTES and orjson.loads(letter.value)["key_size"] == len(huge)
+    assert results[orjson.loads(good[-1][1])["event_id"]]["view"]["status"] == "over"
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 

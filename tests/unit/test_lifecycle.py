@@ -374,3 +374,12 @@ def test_an_outcome_the_game_did_not_decide_carries_the_games_scores_so_far():
     assert match.view["totals"] == [0, 14]
     events = match.ok("alice", {"type": "resign"})
     assert events[0]["winner"] == 1 and events[0]["scores"] == [0, 14]
+
+
+def test_a_wrong_key_is_quoted_in_part_however_large_it_is():
+    """Kafka lets a key be as large as a record; a rejection quoting all of it was too large to send."""
+    good = record("m1", "alice", {"type": "create", "game": "strands", "seats": ["alice", None]}, 0)
+    rejected = step(None, read(good, b"k" * 1_010_000)).result
+    assert rejected["reason"]["code"] == "malformed" and len(orjson.dumps(rejected)) < 2_000
+    assert "(1010000 characters)" in rejected["reason"]["message"]
+    assert "record key 'other' differs" in step(None, read(good, b"other")).result["reason"]["message"]

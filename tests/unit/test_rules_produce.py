@@ -12,7 +12,7 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasError
 
 from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
-from services.rules.produce import acknowledged, produce_all
+from services.rules.produce import acknowledged, produce_all, unwrapped_refusal
 
 
 class FakeKafka:
@@ -95,3 +95,77 @@ async def test_a_worker_stopping_mid_batch_leaves_the_producers_futures_to_the_p
         await waiting
     assert not delivery.cancelled()
     delivery.set_result("metadata")  # what the producer does when Kafka answers
+
+
+class RefusingAioKafka:
+    """aiokafka's producer as Faust's `Producer.send` calls it: a record over `limit` bytes is
+    refused on the client side (over max_request_size), before anything is sent."""
+
+    def __init__(self, limit: int):
+        self.limit, self.sent = limit, []
+
+    async def send(self, topic, value, key=None, partition=None, timestamp_ms=None, headers=None):
+        if len(value) > self.limit:
+            raise MessageSizeTooLargeError("The message is 1010300 bytes when serialized which is larger than "
+                                           "the maximum request size you have configured")
+        self.sent.append((topic, key, value))
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(None)
+        return future
+
+
+def faust_producer(aio: RefusingAioKafka):
+    import faust
+
+    producer = faust.App("test-refusals", broker="kafka://127.0.0.1:1").producer
+    producer._producer = aio
+    return producer
+
+
+async def test_faust_raises_its_own_error_for_a_refusal_on_the_client_side():
+    """faust_fixes item 10: fails the day Faust passes aiokafka's error on as it is."""
+    from faust.exceptions import ProducerSendError
+
+    with pytest.raises(ProducerSendError) as raised:
+        await faust_producer(RefusingAioKafka(limit=10)).send("t", b"k", b"x" * 100, 0, None, None)
+    assert isinstance(raised.value.__cause__, MessageSizeTooLargeError)
+
+
+async def test_a_record_faust_refuses_on_the_client_side_is_replaced_and_the_rest_goes_out():
+    aio = RefusingAioKafka(limit=2_000)
+    producer = faust_producer(aio)
+
+    async def send(out: Outgoing):
+        return await unwrapped_refusal(producer.send(out.kind, out.key, out.value, out.partition, None, None))
+
+    sends = [Outgoing("results", b"m1", b"r" * 3_000, 2, move(b"{}", 1)), Outgoing("results", b"m1", b"{}", 2)]
+    assert await produce_all(send, sends) == 1
+    assert [topic for topic, _, _ in aio.sent] == ["results", "deadletter"]  # the rest at once, then the replacement
+    assert "3000 bytes" in orjson.loads(aio.sent[1][2])["error"]
+
+
+async def test_faust_errors_that_are_not_the_records_fault_still_fail_the_batch():
+    from faust.exceptions import ProducerSendError
+
+    class Unreachable(RefusingAioKafka):
+        async def send(self, *args, **kwargs):
+            raise KafkaTimeoutError()
+
+    producer = faust_producer(Unreachable(limit=0))
+    with pytest.raises(ProducerSendError):
+        await produce_all(lambda out: unwrapped_refusal(producer.send("t", out.key, out.value, 0, None, None)),
+                          [Outgoing("results", b"m1", b"{}", 0)])
+
+
+def test_a_key_too_large_for_a_dead_letter_is_cut_and_named_by_its_size_and_digest():
+    """Kafka lets a key be as large as a record; a dead letter keyed by all of it was over the
+    producer's request size. A key that fits is kept as received."""
+    from schemas.records import DeadLetter
+
+    huge = b"k" * 1_010_000
+    out = dead_letter(Incoming(huge, b"\x89 not JSON", 2, 7, "plylog.moves"), "not JSON")
+    letter = DeadLetter.model_validate_json(out.value)
+    assert out.key == huge[:DEAD_LETTER_RAW_BYTES] and len(out.key) + len(out.value) < 100_000
+    assert letter.key_truncated and letter.key_size == len(huge) and letter.key_sha256 == hashlib.sha256(huge).hexdigest()
+    kept = dead_letter(move(b"\x89"), "not JSON")
+    assert kept.key == b"m1" and "key_truncated" not in orjson.loads(kept.value)
