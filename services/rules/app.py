@@ -31,13 +31,13 @@ from services.common.settings import Settings, env_number
 
 from . import stop_deadline
 from .batching import RecordBuffer
-from .core import (BatchLines, Counters, Incoming, Outgoing, RulesCore, forgettable, position_key, read_position,
+from .core import (BatchLines, Counters, Incoming, RulesCore, forgettable, position_key, read_position,
                    rejected_by_code)
 from .faust_fetch import bound_fetch_long_poll, deliver_in_batches, fetch_again
 from .faust_fixes import Linger, MatchTable, TableManager, commit_only_stored_positions
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
-from .produce import acknowledged, start, unwrapped_refusal
+from .produce import acknowledged, faust_send, start
 
 log = logging.getLogger("plylog.rules")
 
@@ -143,9 +143,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         """The counters as JSON beside the worker's data, for `plylog status` and dashboards."""
         (datadir / "metrics.json").write_bytes(orjson.dumps({"worker": worker_name, **counters.as_dict()}))
 
-    async def send(out: Outgoing):
-        sending = app.producer.send(outputs[out.kind], out.key, out.value, out.partition, None, None)
-        return await unwrapped_refusal(sending)
+    send = faust_send(lambda: app.producer, outputs)
 
     async def commit_batches(queue: asyncio.Queue, pending: Pending) -> None:
         """In batch order, every batch queued as one group: wait for the group's acknowledgements,

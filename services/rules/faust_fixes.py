@@ -61,7 +61,7 @@ lives in produce.py, with its tests in tests/unit/test_rules_produce.py.
    recovery that seeked a changelog partition back to its start could count such a record (of a
    later offset) as read and skip every record before it. The drain drops a changelog record
    whose partition was seeked after it was fetched.
-10. `unwrapped_refusal` (produce.py): Faust's `Producer.send` raises its own `ProducerSendError`
+10. `faust_send` (produce.py): Faust's `Producer.send` raises its own `ProducerSendError`
    from any error aiokafka raises before sending, so a record over the producer's request size
    (a dead letter keeping a huge key) looked like Kafka failing: the worker stopped, and its
    restart met the same record again. The record's own refusal is raised as itself, so the

@@ -12,7 +12,7 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasError
 
 from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
-from services.rules.produce import acknowledged, produce_all, unwrapped_refusal
+from services.rules.produce import acknowledged, faust_send, produce_all
 
 
 class FakeKafka:
@@ -135,9 +135,7 @@ async def test_a_record_faust_refuses_on_the_client_side_is_replaced_and_the_res
     aio = RefusingAioKafka(limit=2_000)
     producer = faust_producer(aio)
 
-    async def send(out: Outgoing):
-        return await unwrapped_refusal(producer.send(out.kind, out.key, out.value, out.partition, None, None))
-
+    send = faust_send(lambda: producer, {"results": "results", "deadletter": "deadletter"})
     sends = [Outgoing("results", b"m1", b"r" * 3_000, 2, move(b"{}", 1)), Outgoing("results", b"m1", b"{}", 2)]
     assert await produce_all(send, sends) == 1
     assert [topic for topic, _, _ in aio.sent] == ["results", "deadletter"]  # the rest at once, then the replacement
@@ -153,8 +151,7 @@ async def test_faust_errors_that_are_not_the_records_fault_still_fail_the_batch(
 
     producer = faust_producer(Unreachable(limit=0))
     with pytest.raises(ProducerSendError):
-        await produce_all(lambda out: unwrapped_refusal(producer.send("t", out.key, out.value, 0, None, None)),
-                          [Outgoing("results", b"m1", b"{}", 0)])
+        await produce_all(faust_send(lambda: producer, {"results": "t"}), [Outgoing("results", b"m1", b"{}", 0)])
 
 
 def test_a_key_too_large_for_a_dead_letter_is_cut_and_named_by_its_size_and_digest():
