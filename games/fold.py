@@ -155,7 +155,8 @@ def _quoted(key: str) -> str:
 def _misplaced(match_id: str, key: Optional[str], placement: Optional[Placement]) -> Optional[str]:
     """Why a record of `match_id` with this key and place is not in its match's log (None: it is)."""
     if key is not None and key != match_id:
-        problem = "the record has no key" if not key else f"record key {_quoted(key)} differs from match_id {match_id!r}"
+        problem = ("the record has no key" if not key
+                   else f"record key {_quoted(key)} differs from match_id {match_id!r}")
         return f"{problem}; the key must be the match_id"
     if placement is not None and placement.partition != placement.home:
         return (f"the record is on partition {placement.partition} of {placement.topic}, but match {match_id!r} "
