@@ -16,8 +16,8 @@ tracked objects with 400 sockets), and they were walked again and again on their
 oldest generation. With CPython's 700 allocations a collection, the collector took ~20 % of the
 gateway's CPU in the seat-socket bench; with 50,000, its CPU per move fell 18 % (alternating
 runs: 312-358 against 392-433 us; one client alone did not gain, README "What limits the
-figures"). In the rules worker the same setting changed nothing (its
-heap is small since Faust's polls are capped, services/rules/app.py), so it is the gateway's only.
+figures"). In the rules worker the same setting changed nothing (its heap is small since
+Faust's polls are capped, services/rules/app.py), so it is the gateway's only.
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import hashlib
 import orjson
 import pytest
 from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnoughReplicasError
+from faust.exceptions import ProducerSendError
 
 from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
 from services.rules.produce import acknowledged, faust_send, produce_all
@@ -124,8 +125,6 @@ def faust_producer(aio: RefusingAioKafka):
 
 async def test_faust_raises_its_own_error_for_a_refusal_on_the_client_side():
     """faust_fixes item 10: fails the day Faust passes aiokafka's error on as it is."""
-    from faust.exceptions import ProducerSendError
-
     with pytest.raises(ProducerSendError) as raised:
         await faust_producer(RefusingAioKafka(limit=10)).send("t", b"k", b"x" * 100, 0, None, None)
     assert isinstance(raised.value.__cause__, MessageSizeTooLargeError)
@@ -143,8 +142,6 @@ async def test_a_record_faust_refuses_on_the_client_side_is_replaced_and_the_res
 
 
 async def test_faust_errors_that_are_not_the_records_fault_still_fail_the_batch():
-    from faust.exceptions import ProducerSendError
-
     class Unreachable(RefusingAioKafka):
         async def send(self, *args, **kwargs):
             raise KafkaTimeoutError()
