@@ -220,6 +220,28 @@ def partition_counts(bootstrap: str, names: Iterable[str], *, timeout: float = 1
             time.sleep(interval)
 
 
+# A new broker makes its offsets topic (__consumer_offsets) when a client first asks for a group's
+# coordinator, and answers "coordinator not available" until it has: aiokafka logs that at ERROR,
+# so every fresh stack's rules worker started with an error line that was none (seen on `make run`).
+def wait_for_group_coordinator(bootstrap: str, group: str, *, timeout: float = 30.0,
+                               interval: float = 0.1) -> float:
+    """Ask for `group`'s coordinator until the cluster has one; returns the seconds waited.
+    Raises KafkaAdminError when none is there within `timeout` or the broker answers an error that
+    asking again cannot mend."""
+    started = time.monotonic()
+    with admin(bootstrap, timeout=min(timeout, 10.0)) as client:
+        while True:
+            try:
+                client.describe_groups([group])
+                return time.monotonic() - started
+            except KafkaError as error:
+                if not getattr(error, "retriable", False):
+                    raise KafkaAdminError(f"cannot find the coordinator of group {group}: {error}") from error
+                if time.monotonic() - started >= timeout:
+                    raise KafkaAdminError(f"no coordinator for group {group} within {timeout:g}s: {error}") from error
+            time.sleep(interval)
+
+
 def _partition_counts(client: KafkaAdminClient, names: list[str]) -> dict[str, int | None]:
     existing = set(client.list_topics())
     present = [n for n in names if n in existing]

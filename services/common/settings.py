@@ -186,9 +186,14 @@ class Topics:
         return [self.moves, self.results, self.outcomes, self.deadletter]
 
     @property
+    def rules_group(self) -> str:
+        """The rules workers' consumer group: their Faust app's id."""
+        return f"{self.prefix}rules"
+
+    @property
     def rules_changelog(self) -> str:
         """The rules worker's Faust changelog (restricted): app `<prefix>rules`, table `matches`."""
-        return f"{self.prefix}rules-matches-changelog"
+        return f"{self.rules_group}-matches-changelog"
 
 
 def topics(prefix: str = DEFAULT_TOPIC_PREFIX) -> Topics:

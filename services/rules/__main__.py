@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
               f"both must exist with the same count (`plylog up` creates them)", file=sys.stderr)
         return 2
     try:
+        kafka_admin.wait_for_group_coordinator(settings.kafka_bootstrap, topics.rules_group)
+    except kafka_admin.KafkaAdminError as error:  # Faust asks again itself: say why, then go on
+        print(f"plylog rules worker: {error}; starting anyway", file=sys.stderr)
+    try:
         loop = chosen_loop(os.environ)
     except SettingsError as error:
         print(f"plylog rules worker: {error}", file=sys.stderr)

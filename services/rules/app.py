@@ -73,7 +73,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     datadir.mkdir(parents=True, exist_ok=True)
     bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
     app = faust.App(
-        f"{topics.prefix}rules",
+        topics.rules_group,
         broker=[f"kafka://{server}" for server in settings.kafka_servers],
         store="memory://",
         processing_guarantee="at_least_once",

@@ -46,3 +46,10 @@ def test_partition_counts_asks_again_for_a_topic_that_appears_while_it_waits(kaf
     finally:
         timer.join()
         kafka_admin.delete_topics(kafka_bootstrap, [late])
+
+
+def test_a_groups_coordinator_is_found_on_the_real_broker(kafka_bootstrap, topic_prefix):
+    """Given a group nobody has used, when the rules worker's wait for its coordinator runs, then
+    it returns as soon as the broker names one (it asks the broker, not a cache of ours)."""
+    waited = kafka_admin.wait_for_group_coordinator(kafka_bootstrap, topic_prefix + "never-joined", timeout=20)
+    assert 0 <= waited < 20

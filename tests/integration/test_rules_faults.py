@@ -110,7 +110,7 @@ def test_fetching_that_starts_past_unanswered_moves_never_skips_them(kafka_boots
     traffic = mixed_bot_traffic(GAMES, matches=30, seed=5, prefix="ahead-")
     produce(kafka_bootstrap, topics.moves, traffic)
     partitions = [TopicPartition(topics.moves, p) for p in range(3)]
-    group = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=f"{topics.prefix}rules", enable_auto_commit=False)
+    group = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=topics.rules_group, enable_auto_commit=False)
     try:
         ends = group.end_offsets(partitions)
         assert all(end > 20 for end in ends.values()), ends
