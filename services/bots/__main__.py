@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plylog bots: no topic {settings.topics.results} on {settings.kafka_bootstrap}; "
               "start the stack with `plylog up`", file=sys.stderr)
         return 2
+    try:  # as the rules worker does: a new broker has no coordinator yet, and aiokafka logs an ERROR
+        kafka_admin.wait_for_group_coordinator(settings.kafka_bootstrap, settings.topics.bots_group)
+    except kafka_admin.KafkaAdminError as error:  # aiokafka asks again itself: say why, then go on
+        print(f"plylog bots: {error}; starting anyway", file=sys.stderr)
     ready = os.environ.get("PLYLOG_READY_FILE")
     # The partition count names a match's keys in the projection (each in its home partition's slot).
     service = BotService(settings, Keys(prefix_from_env(), results_partitions), BotPlayers(wanted, key), args.name,

@@ -64,7 +64,7 @@ class BotService:
         self.projection = Projection(self.redis, self.keys)
         self.producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap, acks="all",
                                          enable_idempotence=True, linger_ms=1)
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.settings.kafka_bootstrap, group_id=f"{topics.prefix}bots",
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.settings.kafka_bootstrap, group_id=topics.bots_group,
                                     client_id=self.instance, enable_auto_commit=False, auto_offset_reset="earliest",
                                     fetch_max_wait_ms=50, max_poll_interval_ms=600_000)
         self.positions = _Positions(self._mark_ready)

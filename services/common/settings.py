@@ -191,6 +191,11 @@ class Topics:
         return f"{self.prefix}rules"
 
     @property
+    def bots_group(self) -> str:
+        """The bot services' consumer group on plylog.results."""
+        return f"{self.prefix}bots"
+
+    @property
     def rules_changelog(self) -> str:
         """The rules worker's Faust changelog (restricted): app `<prefix>rules`, table `matches`."""
         return f"{self.rules_group}-matches-changelog"

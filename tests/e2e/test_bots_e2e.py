@@ -10,6 +10,7 @@ from collections import Counter
 import orjson
 import pytest
 
+from services.common import kafka_admin
 from services.common.moves_log import read_topic
 
 from .gateway_stack import auth, running_stack
@@ -92,3 +93,12 @@ def test_a_bot_that_is_not_running_or_turned_off_cannot_take_a_seat(stack):
         answer = stack.http.post("/v1/matches", headers=auth(credential),
                                  json={"game": "strands", "seats": seats, "options": OPTIONS["strands"]})
         assert answer.status_code == 422 and words in answer.json()["error"]["message"], answer.text
+
+
+def test_the_bot_service_joins_the_group_whose_coordinator_it_waits_for(stack):
+    """Given the running bot service, when the broker describes `Topics.bots_group` (the group
+    `python -m services.bots` waits for before it starts), then the service is a member of it."""
+    with kafka_admin.admin(stack.bootstrap) as client:
+        group = client.describe_groups([stack.topics.bots_group])[stack.topics.bots_group]
+    assert group["group_state"] == "Stable", group
+    assert "bots-bots" in [member["client_id"] for member in group["members"]], group
