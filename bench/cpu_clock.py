@@ -32,3 +32,13 @@ def process_cpu_seconds(pid: int) -> float:
 def _ticks_cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # user, nice, system, irq, softirq, steal (not idle, not iowait)
+
+
+def machine_busy_seconds(stat: Path = Path("/proc/stat")) -> float:
+    """CPU seconds every core of the machine has spent busy since boot, whoever used them (the
+    services under test, Kafka, Redis, the load's clients, anything else): /proc/stat's first line."""
+    fields = stat.read_text().split("\n", 1)[0].split()[1:]
+    return sum(int(fields[i]) for i in BUSY_FIELDS if i < len(fields)) / CLOCK_TICKS

@@ -66,6 +66,13 @@ FIGURES: list[Figure] = [
     Figure("latency", "max_ms", "latency max", "ms", digits=1),
     Figure("latency", "results_p99_ms", "latency p99, produce → result on Kafka", "ms", digits=1),
     Figure("latency", "achieved_per_s", "offered rate held", "moves/s"),
+    Figure("latency", "p99_vs_floor", "latency p99 / the floor's (below) in the same run", "×", digits=2),
+    Figure("floor", "p50_ms", "latency floor p50 at {latency_rate:,.0f} moves/s: the same load on the design's hops "
+           "with no work at them (bench/hops.py), produce → Redis", "ms", digits=1),
+    Figure("floor", "p99_ms", "latency floor p99", "ms", digits=1),
+    Figure("floor", "p99_vs_peer", "latency floor p99 / boardgame.io's at the same offered rate", "×", digits=2),
+    Figure("floor", "results_p99_ms", "latency floor p99, produce → relayed on Kafka (two hops)", "ms", digits=1),
+    Figure("floor", "achieved_per_s", "latency floor: offered rate held", "moves/s"),
     *[Figure("replay", f"{game}_records_per_s", f"offline replay {game}", "records/s", Goal(">=", 20_000))
       for game in GAMES],
     Figure("replay", "rebuild_results_per_s", "plylog rebuild", "results/s", Goal(">=", 20_000)),
@@ -105,6 +112,13 @@ FIGURES: list[Figure] = [
     Figure("ws", "p99_ms", "seat-socket move p99", "ms", digits=1),
     Figure("ws", "p99_vs_peer", "seat-socket move p99 / boardgame.io's closed-loop p99", "×", digits=2),
     Figure("ws", "gateway_cpu_us_per_move", "gateway CPU per seat-socket move", "µs"),
+    Figure("ws", "services_cpu_us_per_move", "gateway, rules worker and projector CPU per seat-socket move, added up",
+           "µs"),
+    Figure("ws", "machine_cpu_us_per_move", "the whole machine's CPU per seat-socket move (services, Kafka, Redis, "
+           "clients)", "µs"),
+    Figure("ws", "cores_busy", "cores busy while the seat-socket clients played", "cores", digits=2),
+    Figure("ws", "cpu_bound_moves_per_s", "seat-socket moves/s the cores give at that cost, all of them busy", "moves/s"),
+    Figure("ws", "cpu_bound_vs_peer", "that / boardgame.io closed loop", "×", digits=2),
     Figure("ws", "single_p50_ms", "one client alone over the seat socket: move p50 (action → its result)", "ms",
            digits=1),
     Figure("ws", "single_p99_ms", "one client alone over the seat socket: move p99", "ms", digits=1),
@@ -112,6 +126,7 @@ FIGURES: list[Figure] = [
            "moves/s"),
     Figure("peer", "p99_ms", "boardgame.io closed-loop move p99 (move → the server's update)", "ms", digits=1),
     Figure("peer", "server_cpu_us_per_move", "boardgame.io server CPU per move, closed loop", "µs"),
+    Figure("peer", "all_in_cpu_us_per_move", "boardgame.io: server and clients' CPU per move, closed loop", "µs"),
     Figure("peer", "latency_p50_ms", "boardgame.io latency p50 at {latency_rate:,.0f} moves/s offered, "
            "{peer_latency_matches} matches", "ms", digits=1),
     Figure("peer", "latency_p99_ms", "boardgame.io latency p99 at that rate", "ms", digits=1),
@@ -128,10 +143,14 @@ RATIOS: list[tuple[str, str, str, str, str]] = [
     ("pipeline", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
     ("latency", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
     ("latency", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
+    ("latency", "p99_ms", "floor", "p99_ms", "p99_vs_floor"),
+    ("floor", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
+    ("floor", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
     ("http", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
     ("ws", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
     ("ws", "steady_moves_per_s", "peer", "steady_moves_per_s", "steady_vs_peer"),
     ("ws", "p99_ms", "peer", "p99_ms", "p99_vs_peer"),
+    ("ws", "cpu_bound_moves_per_s", "peer", "moves_per_s", "cpu_bound_vs_peer"),
 ]
 
 #: The report's top-level `summary`: key -> (scenario, figure) whose median it is; None when no
@@ -144,9 +163,13 @@ SUMMARY: dict[str, Optional[tuple[str, str]]] = {
     "peer_latency_p99_ms": ("peer", "latency_p99_ms"),
     "latency_p99_ms": ("latency", "p99_ms"),
     "latency_rate_held": ("latency", "rate_held"),  # achieved / offered moves/s (1.0: all of it)
+    "floor_latency_p99_ms": ("floor", "p99_ms"),  # the same load on the hops alone (bench/hops.py)
+    "floor_latency_vs_peer": ("floor", "p99_vs_peer"),
     "client_moves_per_s": ("ws", "moves_per_s"),  # closed-loop clients through the gateway (seat sockets)
     "client_vs_peer": ("ws", "vs_peer"),
     "single_client_p50_ms": ("ws", "single_p50_ms"),  # one client alone, action -> its result message
+    # the seat-socket moves/s the whole machine's CPU per move allows (every core busy) / the peer's
+    "client_cpu_bound_vs_peer": ("ws", "cpu_bound_vs_peer"),
     "rules_cpu_vs_passthrough": ("pipeline", "rules_cpu_vs_passthrough"),
     "projector_cpu_vs_passthrough": ("pipeline", "projector_cpu_vs_passthrough"),
     "recovery_s": ("recovery", "recovery_s"),  # SIGKILL -> ready again, median of the kills of a run

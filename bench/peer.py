@@ -142,7 +142,7 @@ def parse_report(output: str) -> dict:
 
 def figures_of(report: dict, prefix: str = "") -> dict[str, float]:
     """plylog's figures of one load.js report: moves/s (steady: the median whole second, when the
-    run lasted 2 s or more), latency quantiles (ms), server CPU per move and peak RSS."""
+    run lasted 2 s or more), latency quantiles (ms), server CPU per move (and with its clients'), peak RSS."""
     if not report.get("complete"):
         raise PeerFailed(f"load.js did not finish its matches ({report.get('matchesDone')} of "
                          f"{report.get('matches')} in {report.get('elapsedS')} s)")
@@ -154,6 +154,9 @@ def figures_of(report: dict, prefix: str = "") -> dict[str, float]:
     if server.get("cpuPct") is not None and report.get("moves"):
         figures["server_cpu_pct"] = float(server["cpuPct"])
         figures["server_cpu_us_per_move"] = server["cpuPct"] / 100 * report["elapsedS"] / report["moves"] * 1e6
+        loader = (report.get("loader") or {}).get("cpuPct")
+        if loader is not None:  # its clients too, over the same play: the peer's whole cost per move
+            figures["all_in_cpu_us_per_move"] = (server["cpuPct"] + loader) / 100 * report["elapsedS"] / report["moves"] * 1e6
     if server.get("rssMbPeak") is not None:
         figures["server_rss_peak_mib"] = float(server["rssMbPeak"])
     if report.get("offeredRate"):  # held: the steady rate (a run's first and last seconds ramp up and down)

@@ -210,6 +210,15 @@ def passthrough(stack: BenchStack, space: RunSpace) -> Service:
     return Service("passthrough", "bench.passthrough", args, service_env(stack, space), space.dir)
 
 
+def floor_hops(stack: BenchStack, space: RunSpace) -> list[Service]:
+    """The design's hops with no work at them (bench/hops.py): moves -> results -> Redis."""
+    env, partitions = service_env(stack, space), str(stack.partitions)
+    return [Service("relay", "bench.hops", ("relay", "--source", space.topics.moves, "--target", space.topics.results,
+                                            "--partitions", partitions), env, space.dir),
+            Service("publish", "bench.hops", ("publish", "--source", space.topics.results, "--partitions", partitions,
+                                              "--redis-prefix", space.redis_prefix), env, space.dir)]
+
+
 class Services:
     """Start several services together, wait for all, stop all (in reverse) however the run ends.
     With `profile` (a path prefix), py-spy samples each of them from ready to stop and writes a

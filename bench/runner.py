@@ -44,6 +44,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              "moves_per_s", requires=("baseline",)),
     Scenario("latency", "closed-loop bots at a fixed offered rate, produce -> view readable", scenarios.latency_run,
              "p99_ms"),
+    Scenario("floor", "the latency scenario's load on the design's hops with no work at them (bench/hops.py)",
+             scenarios.floor, "p99_ms"),
     Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
     Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
     Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),

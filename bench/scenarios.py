@@ -28,11 +28,12 @@ from services.common.moves_log import partition_of
 from services.common.redis_keys import Keys
 
 from . import http_bots, latency, ws_bots
+from .cpu_clock import machine_busy_seconds
 from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all, produce_at_rate
 from .logs import interleave, random_match
 from .measure import EndOffsets, Series, count_records, follow, latency_figures
-from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, gateway, passthrough, projector, rules_worker,
-                    service_env)
+from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, floor_hops, gateway, passthrough, projector,
+                    rules_worker, service_env)
 from .replay_bench import replay_rate
 from .stack import BenchStack, RunSpace
 
@@ -226,11 +227,21 @@ async def scale(ctx: Context) -> RunResult:
 
 
 async def latency_run(ctx: Context) -> RunResult:
+    return await _closed_loop_latency(ctx, "latency", lambda space: [rules_worker(ctx.stack, space),
+                                                                    projector(ctx.stack, space)])
+
+
+async def floor(ctx: Context) -> RunResult:
+    """The latency scenario's load on the design's hops with no work at them (bench/hops.py): what
+    no rules worker and projector could go under on this machine, beside the peer's."""
+    return await _closed_loop_latency(ctx, "floor", lambda space: floor_hops(ctx.stack, space))
+
+
+async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]]) -> RunResult:
     p = ctx.params
     matches = iter(ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7)))
     seen = latency.Seen(decisive="views")
-    with ctx.stack.run_space("latency") as space, \
-            Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), profile=ctx.profile("latency")):
+    with ctx.stack.run_space(label) as space, Services(*make(space), profile=ctx.profile(label)):
         async with latency.observing(ctx.stack, space, seen):
             started = time.perf_counter()
             report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
@@ -238,9 +249,9 @@ async def latency_run(ctx: Context) -> RunResult:
     run = RunResult({"offered_per_s": p.latency_rate, "achieved_per_s": report.achieved_rate,
                      "rate_held": report.achieved_rate / p.latency_rate,
                      "missed_ticks": report.missed_ticks, "unanswered": report.unanswered})
-    for observer, label, prefix in (("views", "to the view in Redis", ""), ("results", "to the result on Kafka", "results_")):
+    for observer, where, prefix in (("views", "to the view in Redis", ""), ("results", "to the result on Kafka", "results_")):
         values = seen.latencies_ms(observer, after=started + p.latency_warmup_s)
-        run.latencies[label] = values
+        run.latencies[where] = values
         run.figures.update(latency_figures(values, prefix))
     return run
 
@@ -382,6 +393,22 @@ async def http(ctx: Context) -> RunResult:
     return run
 
 
+def whole_machine(running: Services) -> dict[str, float]:
+    """CPU seconds so far of each process under test, of this process (the load's clients: the
+    seat-socket bots run here) and of every core of the machine (Kafka, Redis and all else too)."""
+    return {**running.cpu_seconds(), "clients": time.process_time(), "machine": machine_busy_seconds()}
+
+
+def cpu_budget(machine_s: float, seconds: float, moves: int) -> dict[str, float]:
+    """How busy the cores were while the moves were played, and the moves/s the machine would give
+    at that cost per move with every core busy and nothing else running: what no tuning of the
+    waits can pass, only a lower cost per move."""
+    if not moves or not seconds or machine_s <= 0:
+        return {}
+    cores = len(os.sched_getaffinity(0))
+    return {"cores_busy": machine_s / seconds, "cpu_bound_moves_per_s": cores * moves / machine_s}
+
+
 WS_GAME, WS_SEED = "strands", 17  # the peer's game (Strands, classic 6-ring board: 49 moves a match)
 
 
@@ -401,7 +428,7 @@ async def ws(ctx: Context) -> RunResult:
         with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
                       profile=ctx.profile("ws")) as running:
             url, key = front.ready_url.rsplit("/", 1)[0], front.env["PLYLOG_OPERATOR_KEY"]
-            book, seconds, cpu = await ws_bots.closed_loop(url, key, pool[:p.ws_matches], running.cpu_seconds,
+            book, seconds, cpu = await ws_bots.closed_loop(url, key, pool[:p.ws_matches], lambda: whole_machine(running),
                                                           lambda f: ctx.step(0.85 * f))
             running.check_alive()
             await asyncio.sleep(1.0)  # the last matches' results settle: the client is alone next
@@ -412,7 +439,12 @@ async def ws(ctx: Context) -> RunResult:
         raise RuntimeError("no seat-socket action was answered accepted; first failures: "
                            f"{book.failures + alone.failures}")
     single = sorted(alone.latencies_ms)
-    run = RunResult({**ws_bots.figures_of(book, seconds, cpu), "matches": float(p.ws_matches),
+    measured = ws_bots.figures_of(book, seconds, cpu)
+    services = ("gateway", "rules", "projector")
+    if all(f"{name}_cpu_us_per_move" in measured for name in services):
+        measured["services_cpu_us_per_move"] = sum(measured[f"{name}_cpu_us_per_move"] for name in services)
+    run = RunResult({**measured, **cpu_budget(cpu["machine"], seconds, book.moves),
+                     "matches": float(p.ws_matches),
                      **latency_figures(single, "single_"), "single_moves": float(alone.moves)},
                     latencies={f"{p.ws_matches} matches closed loop, 2 seat sockets each: action -> its result":
                                sorted(book.latencies_ms), "one client alone: action -> its result": single})

@@ -22,11 +22,13 @@ if TYPE_CHECKING:
     from bench.stack import BenchStack
 
 SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
-                 "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), replay (offline "
+                 "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), floor (the same "
+                 "load on Kafka's and Redis's hops with no work at them: the latency nothing could go under "
+                 "here), replay (offline "
                  "fold per game; plylog rebuild), scale (1, 2 and 3 rules workers: moves/s and CPU per move; on the cluster when `plylog up --cluster` runs), memory (RSS at 10,000 active "
                  "matches), recovery (a rules worker SIGKILLed with 1,000,000 finished-match moves and 1,000 active "
                  "matches in the log: seconds until it is ready again; ~15 minutes a run), http (closed-loop bots through the gateway), ws (closed-loop clients over the seat socket, "
-                 "2 per match like the peer's, then one client alone), peer (boardgame.io playing Strands, the "
+                 "2 per match like the peer's, then one client alone; with the whole machine's CPU per move), peer (boardgame.io playing Strands, the "
                  "comparison: its closed-loop moves/s and its latency at the same offered rate; needs Node.js, "
                  "not Kafka; skipped without node). Default: all.")
 

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import math
+import os
 
 import pytest
 from rich.console import Console
@@ -84,6 +85,13 @@ def test_the_figures_hang_together(quick_report):
     assert ws["moves"] >= TINY.ws_matches * 40  # every Strands match played to its end (~49 moves)
     assert ws["p50_ms"] <= ws["p99_ms"] <= ws["max_ms"] and ws["single_p50_ms"] <= ws["single_p99_ms"]
     assert 20 < ws["gateway_cpu_us_per_move"] < 100_000  # the gateway at work, not a misread unit
+    services = ws["gateway_cpu_us_per_move"] + ws["rules_cpu_us_per_move"] + ws["projector_cpu_us_per_move"]
+    assert ws["services_cpu_us_per_move"] == pytest.approx(services)
+    assert ws["machine_cpu_us_per_move"] > 0.9 * services  # every core's busy time holds the services' (ticks of 10 ms)
+    assert 0 < ws["cores_busy"] <= len(os.sched_getaffinity(0)) + 0.1
+    floor = figures["floor"]
+    assert floor["unanswered"] == 0  # every move went both hops and reached Redis
+    assert floor["p50_ms"] <= floor["p99_ms"] <= floor["max_ms"] and floor["results_p50_ms"] <= floor["results_max_ms"]
     recovery = figures["recovery"]
     assert recovery["finished_moves"] >= TINY.recovery_moves * 0.9 and recovery["active_matches"] >= TINY.recovery_active
     assert recovery["changelog_records"] >= TINY.recovery_active  # at least one state per active match
@@ -123,11 +131,16 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
     assert figures["latency"]["p99_vs_peer"] == pytest.approx(figures["latency"]["p99_ms"] / mine["latency_p99_ms"])
     assert figures["http"]["vs_peer"] == pytest.approx(figures["http"]["moves_per_s"] / mine["moves_per_s"])
     assert figures["ws"]["vs_peer"] == pytest.approx(figures["ws"]["moves_per_s"] / mine["moves_per_s"])
+    assert figures["ws"]["cpu_bound_vs_peer"] == pytest.approx(figures["ws"]["cpu_bound_moves_per_s"] / mine["moves_per_s"])
+    assert figures["floor"]["p99_vs_peer"] == pytest.approx(figures["floor"]["p99_ms"] / mine["latency_p99_ms"])
+    assert mine["all_in_cpu_us_per_move"] > mine["server_cpu_us_per_move"]  # the server and its clients
     summary = result["summary"]
     assert summary["pipeline_vs_peer"] == figures["pipeline"]["vs_peer"]
     assert summary["client_vs_peer"] == figures["ws"]["vs_peer"]  # seat-socket clients, like the peer's
     assert summary["peer_latency_p99_ms"] == mine["latency_p99_ms"]
     assert summary["latency_rate_held"] == figures["latency"]["rate_held"]
+    assert summary["floor_latency_vs_peer"] == figures["floor"]["p99_vs_peer"]
+    assert summary["client_cpu_bound_vs_peer"] == figures["ws"]["cpu_bound_vs_peer"]
     table = report.markdown_table(result, "smoke.json")
     for row in ("| pipeline / boardgame.io closed loop |", "| latency p99 / boardgame.io's at the same offered rate |",
                 "| HTTP moves / boardgame.io closed loop |", "| seat-socket moves / boardgame.io closed loop |",

@@ -29,7 +29,8 @@ LOAD_LINE = json.dumps({
 
 SUMMARY_KEYS = {"peer_moves_per_s", "pipeline_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "latency_p99_ms",
                 "latency_rate_held", "client_moves_per_s", "client_vs_peer", "single_client_p50_ms",
-                "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s"}
+                "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s", "floor_latency_p99_ms",
+                "floor_latency_vs_peer", "client_cpu_bound_vs_peer"}
 
 
 # --- load.js's report ---------------------------------------------------------------------------
@@ -39,6 +40,8 @@ def test_the_json_line_is_found_after_other_output_and_becomes_figures():
     assert figures["latency_moves_per_s"] == 373.072
     assert (figures["latency_p50_ms"], figures["latency_p99_ms"], figures["latency_max_ms"]) == (109.951, 285.242, 324.39)
     assert figures["latency_server_cpu_us_per_move"] == pytest.approx(0.18707 * 6.575 / 2453 * 1e6)  # ~501 µs
+    # with load.js's own clients over the same play (loader.cpuPct): the peer's whole cost per move
+    assert figures["latency_all_in_cpu_us_per_move"] == pytest.approx((0.18707 + 0.22797) * 6.575 / 2453 * 1e6)
     assert figures["latency_server_rss_peak_mib"] == 134.906
     assert figures["latency_offered_per_s"] == 1000
     assert figures["latency_achieved_per_s"] == 384  # the steady rate, not the ramped whole-run one
@@ -168,7 +171,8 @@ def test_every_peer_counterpart_is_a_ratio_in_the_same_invocation_and_the_summar
         "peer_moves_per_s": 1_800.0, "pipeline_moves_per_s": 2_700.0, "pipeline_vs_peer": 1.5,
         "peer_latency_p99_ms": 44.0, "latency_p99_ms": 110.0, "latency_rate_held": 0.998,
         "client_moves_per_s": 450.0, "client_vs_peer": 0.25, "single_client_p50_ms": None,
-        "rules_cpu_vs_passthrough": 37.0, "projector_cpu_vs_passthrough": 16.0, "recovery_s": None}
+        "rules_cpu_vs_passthrough": 37.0, "projector_cpu_vs_passthrough": 16.0, "recovery_s": None,
+        "floor_latency_p99_ms": None, "floor_latency_vs_peer": None, "client_cpu_bound_vs_peer": None}
     json.dumps(summary, allow_nan=False)  # numbers or null
 
 
@@ -185,8 +189,9 @@ def test_scenarios_not_run_give_nulls_and_no_ratios():
     summary = summary_of(measured)
     assert summary["pipeline_moves_per_s"] == 2_700.0 and summary["latency_p99_ms"] == 110.0
     assert [k for k, v in summary.items() if v is None] == [
-        "peer_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "client_moves_per_s", "client_vs_peer",
-        "single_client_p50_ms", "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s"]
+        "peer_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "floor_latency_p99_ms", "floor_latency_vs_peer",
+        "client_moves_per_s", "client_vs_peer", "single_client_p50_ms", "client_cpu_bound_vs_peer",
+        "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s"]
     assert summary_of({}) == dict.fromkeys(SUMMARY_KEYS)
     failed = {"peer": {"figures": {"moves_per_s": spread(None)}}, "pipeline": measured["pipeline"]}
     derive(failed)  # a scenario whose every run failed has None medians: no ratio, no error

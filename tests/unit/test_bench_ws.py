@@ -5,6 +5,7 @@ a loopback stand-in of the seat endpoint), and how its figures feed the report's
 from __future__ import annotations
 
 import asyncio
+import os
 
 import orjson
 import pytest
@@ -176,6 +177,19 @@ def test_the_ws_scenario_is_known_and_its_figures_are_tabled():
     assert {"moves_per_s", "steady_moves_per_s", "vs_peer", "p50_ms", "p99_ms", "gateway_cpu_us_per_move",
             "single_p50_ms", "single_p99_ms"} <= keys
     assert ("ws", "moves_per_s", "peer", "moves_per_s", "vs_peer") in RATIOS
+
+
+def test_the_cpu_budget_is_the_rate_every_core_busy_at_the_measured_cost_per_move():
+    from bench.scenarios import cpu_budget
+
+    cores = len(os.sched_getaffinity(0))
+    budget = cpu_budget(machine_s=8.0, seconds=5.0, moves=10_000)  # 800 us of the machine a move
+    assert budget["cores_busy"] == pytest.approx(1.6)
+    assert budget["cpu_bound_moves_per_s"] == pytest.approx(cores * 1_250)
+    assert cpu_budget(0.0, 5.0, 10_000) == {} and cpu_budget(8.0, 5.0, 0) == {}  # nothing measured: no figure
+    derived = {"ws": _summary(cpu_bound_moves_per_s=2_500.0), "peer": _summary(moves_per_s=5_000.0)}
+    derive(derived)
+    assert summary_of(derived)["client_cpu_bound_vs_peer"] == pytest.approx(0.5)
 
 
 def test_the_client_summary_comes_from_ws_when_it_ran_else_from_http():

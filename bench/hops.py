@@ -1,0 +1,132 @@
+"""The latency floor: the design's hops and nothing else, for the `floor` scenario.
+
+A move's way to its view is produce -> `plylog.moves` -> rules worker -> `plylog.results` ->
+projector -> Redis (view written, `{p}live:<id>` published). These two processes keep every hop
+and do no work at any of them, with the fastest client here (librdkafka, which fetches every
+partition whatever it holds, so nothing waits out a long-poll) and no batching window, linger or
+acknowledgement wait of their own:
+
+    python -m bench.hops relay   --source MOVES --target RESULTS --partitions N
+        every record, bytes untouched, to the same partition of RESULTS (acks=all, linger 0,
+        sent at once, acknowledgements not awaited before the next poll)
+    python -m bench.hops publish --source RESULTS --partitions N --redis-prefix P
+        every record: SET `{P}floor:<key>` to it and PUBLISH it on `{P}live:<key>` (one pipeline
+        per poll, as the projector writes a poll's results in one script call)
+
+The latency bots' observers see a relayed move as its result (its bytes carry its event id), so
+the `latency` scenario's load and measures apply unchanged. What the floor shows: the latency a
+move cannot go under on this machine however lean the worker and the projector were, measured
+beside boardgame.io's in the same run (`plylog bench floor peer`).
+
+Ready (creates $PLYLOG_READY_FILE) after its first poll.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+
+import confluent_kafka
+
+from services.common import redis_client
+from services.common.kafka_fetch import take_fetched
+
+FETCH_MAX_WAIT_MS = 50  # librdkafka fetches every partition at once: this bounds only an idle poll
+POLL_MOST = 500
+POLL_WAIT_S = 0.05
+
+log = logging.getLogger("plylog.bench.hops")
+
+
+def consumer(bootstrap: str, topic: str, partitions: int, name: str) -> confluent_kafka.Consumer:
+    """A consumer of every partition of `topic` from its beginning (no group: nothing is committed)."""
+    taker = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"plylog-bench-{name}",
+                                      "enable.auto.commit": False, "fetch.wait.max.ms": FETCH_MAX_WAIT_MS,
+                                      "client.id": f"plylog-bench-{name}"})
+    taker.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
+                  for p in range(partitions)])
+    return taker
+
+
+def relay(bootstrap: str, source: str, target: str, partitions: int, stop: threading.Event) -> int:
+    taker = consumer(bootstrap, source, partitions, "relay")
+    sender = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
+                                       "client.id": "plylog-bench-relay"})
+    copied = 0
+    try:
+        while not stop.is_set():
+            for message in _take(taker):
+                if message.error() is None:
+                    sender.produce(target, message.value(), message.key(), partition=message.partition())
+                    copied += 1
+            sender.poll(0)  # delivery reports; never waited for before the next poll
+        sender.flush(10)
+    finally:
+        taker.close()
+    return copied
+
+
+def publish(bootstrap: str, redis_url: str, source: str, partitions: int, prefix: str, stop: threading.Event) -> int:
+    taker = consumer(bootstrap, source, partitions, "publish")
+    client = redis_client.connect(redis_url)
+    published = 0
+    try:
+        while not stop.is_set():
+            fetched = [m for m in _take(taker) if m.error() is None]
+            if not fetched:
+                continue
+            pipe = client.pipeline(transaction=False)
+            for message in fetched:
+                key = (message.key() or b"").decode(errors="replace")
+                pipe.set(f"{prefix}floor:{key}", message.value())
+                pipe.publish(f"{prefix}live:{key}", message.value())
+            pipe.execute()
+            published += len(fetched)
+    finally:
+        taker.close()
+        client.close()
+    return published
+
+
+def _take(taker: confluent_kafka.Consumer) -> list:
+    """What is fetched, waiting a moment for a first record. After the first poll the process is
+    ready: its consumer is connected, and it reads every partition from its beginning anyway."""
+    fetched = take_fetched(taker, POLL_MOST, POLL_WAIT_S)
+    if _ready_file[0]:
+        Path(_ready_file[0]).touch()
+        _ready_file[0] = None
+    return fetched
+
+
+_ready_file = [os.environ.get("PLYLOG_READY_FILE")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.hops", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("role", choices=("relay", "publish"))
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--target", help="relay: the topic to copy to")
+    parser.add_argument("--partitions", type=int, required=True)
+    parser.add_argument("--redis-prefix", default="", help="publish: the key prefix of the run")
+    args = parser.parse_args()
+    if args.role == "relay" and not args.target:
+        parser.error("relay needs --target")
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s")
+    bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    if args.role == "relay":
+        done = relay(bootstrap, args.source, args.target, args.partitions, stop)
+    else:
+        done = publish(bootstrap, os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), args.source,
+                       args.partitions, args.redis_prefix, stop)
+    log.info("%s stopped after %d records", args.role, done)
+
+
+if __name__ == "__main__":
+    main()
