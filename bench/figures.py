@@ -73,6 +73,10 @@ FIGURES: list[Figure] = [
     Figure("floor", "p99_vs_peer", "latency floor p99 / boardgame.io's at the same offered rate", "×", digits=2),
     Figure("floor", "results_p99_ms", "latency floor p99, produce → relayed on Kafka (two hops)", "ms", digits=1),
     Figure("floor", "achieved_per_s", "latency floor: offered rate held", "moves/s"),
+    Figure("floor", "faust_p50_ms", "latency floor with a Faust app as the relay (the rules worker's fetch path: "
+           "uvloop, bounded long-poll, batch delivery; no rules), p50", "ms", digits=1),
+    Figure("floor", "faust_p99_ms", "latency floor with the Faust relay, p99", "ms", digits=1),
+    Figure("floor", "faust_p99_vs_peer", "latency floor with the Faust relay, p99 / boardgame.io's", "×", digits=2),
     *[Figure("replay", f"{game}_records_per_s", f"offline replay {game}", "records/s", Goal(">=", 20_000))
       for game in GAMES],
     Figure("replay", "rebuild_results_per_s", "plylog rebuild", "results/s", Goal(">=", 20_000)),
@@ -146,6 +150,7 @@ RATIOS: list[tuple[str, str, str, str, str]] = [
     ("latency", "p99_ms", "floor", "p99_ms", "p99_vs_floor"),
     ("floor", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
     ("floor", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
+    ("floor", "faust_p99_ms", "peer", "latency_p99_ms", "faust_p99_vs_peer"),
     ("http", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
     ("ws", "moves_per_s", "peer", "moves_per_s", "vs_peer"),
     ("ws", "steady_moves_per_s", "peer", "steady_moves_per_s", "steady_vs_peer"),
@@ -165,6 +170,7 @@ SUMMARY: dict[str, Optional[tuple[str, str]]] = {
     "latency_rate_held": ("latency", "rate_held"),  # achieved / offered moves/s (1.0: all of it)
     "floor_latency_p99_ms": ("floor", "p99_ms"),  # the same load on the hops alone (bench/hops.py)
     "floor_latency_vs_peer": ("floor", "p99_vs_peer"),
+    "floor_faust_latency_vs_peer": ("floor", "faust_p99_vs_peer"),  # the first hop a Faust agent
     "client_moves_per_s": ("ws", "moves_per_s"),  # closed-loop clients through the gateway (seat sockets)
     "client_vs_peer": ("ws", "vs_peer"),
     "single_client_p50_ms": ("ws", "single_p50_ms"),  # one client alone, action -> its result message

@@ -9,6 +9,9 @@ acknowledgement wait of their own:
     python -m bench.hops relay   --source MOVES --target RESULTS --partitions N
         every record, bytes untouched, to the same partition of RESULTS (acks=all, linger 0,
         sent at once, acknowledgements not awaited before the next poll)
+    python -m bench.hops faust-relay --source MOVES --target RESULTS --partitions N
+        the same relay as a Faust app on the rules worker's fetch path (uvloop, its bounded
+        long-poll, its batch delivery; acks=all, no linger): Faust's own share, no rules
     python -m bench.hops publish --source RESULTS --partitions N --redis-prefix P
         every record: SET `{P}floor:<key>` to it and PUBLISH it on `{P}live:<key>` (one pipeline
         per poll, as the projector writes a poll's results in one script call)
@@ -91,6 +94,47 @@ def publish(bootstrap: str, redis_url: str, source: str, partitions: int, prefix
     return published
 
 
+def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name: str) -> int:
+    """The relay as a Faust app on the rules worker's own fetch path and nothing else: uvloop, its
+    bounded fetch long-poll (faust_fixes 1) and its batch delivery past Faust's per-event stream
+    (faust_fixes 7), each record sent at once through Faust's producer (acks=all, no linger): what
+    the framework the rules worker stands on costs a move before any rule, state or changelog.
+    Returns the worker's exit code."""
+    import mode.loop
+
+    mode.loop.use("uvloop")
+    import faust
+    from faust.worker import Worker
+
+    from services.rules.faust_fetch import bound_fetch_long_poll, deliver_in_batches
+
+    bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
+    app = faust.App(name, broker=f"kafka://{bootstrap}", store="memory://", web_enabled=False,
+                    producer_linger=0.0, producer_acks=-1, consumer_auto_offset_reset="earliest",
+                    topic_partitions=partitions, datadir=os.environ.get("PLYLOG_DATA_DIR") or f"/tmp/{name}")
+    moves = app.topic(source, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
+                      partitions=partitions)
+
+    async def forward(messages: list) -> None:
+        for message in messages:
+            await app.producer.send(target, message.key, message.value, message.partition, None, None)
+
+    deliver_in_batches(app, source, forward)
+
+    @app.agent(moves)
+    async def subscribed(stream):  # keeps the topic subscribed; its records go to `forward`
+        async for _ in stream:
+            pass
+
+    @app.on_rebalance_complete.connect
+    async def mark_ready(sender, **_):
+        if _ready_file[0]:
+            Path(_ready_file[0]).touch()
+            _ready_file[0] = None
+
+    return Worker(app, loglevel="warning", quiet=True).execute_from_commandline() or 0
+
+
 def _take(taker: confluent_kafka.Consumer) -> list:
     """What is fetched, waiting a moment for a first record. After the first poll the process is
     ready: its consumer is connected, and it reads every partition from its beginning anyway."""
@@ -107,16 +151,19 @@ _ready_file = [os.environ.get("PLYLOG_READY_FILE")]
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.hops", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("role", choices=("relay", "publish"))
+    parser.add_argument("role", choices=("relay", "faust-relay", "publish"))
     parser.add_argument("--source", required=True)
     parser.add_argument("--target", help="relay: the topic to copy to")
     parser.add_argument("--partitions", type=int, required=True)
     parser.add_argument("--redis-prefix", default="", help="publish: the key prefix of the run")
     args = parser.parse_args()
-    if args.role == "relay" and not args.target:
-        parser.error("relay needs --target")
+    if args.role in ("relay", "faust-relay") and not args.target:
+        parser.error(f"{args.role} needs --target")
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(levelname)s %(message)s")
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    if args.role == "faust-relay":  # Faust handles its own signals
+        # its group and its leader topic are named after the source (a run's topics are deleted with it)
+        raise SystemExit(faust_relay(bootstrap, args.source, args.target, args.partitions, f"{args.source}-faust-relay"))
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -210,11 +210,12 @@ def passthrough(stack: BenchStack, space: RunSpace) -> Service:
     return Service("passthrough", "bench.passthrough", args, service_env(stack, space), space.dir)
 
 
-def floor_hops(stack: BenchStack, space: RunSpace) -> list[Service]:
-    """The design's hops with no work at them (bench/hops.py): moves -> results -> Redis."""
+def floor_hops(stack: BenchStack, space: RunSpace, relay: str = "relay") -> list[Service]:
+    """The design's hops with no work at them (bench/hops.py): moves -> results -> Redis; `relay`
+    "faust-relay" forwards through a Faust agent instead of librdkafka."""
     env, partitions = service_env(stack, space), str(stack.partitions)
-    return [Service("relay", "bench.hops", ("relay", "--source", space.topics.moves, "--target", space.topics.results,
-                                            "--partitions", partitions), env, space.dir),
+    return [Service(relay, "bench.hops", (relay, "--source", space.topics.moves, "--target", space.topics.results,
+                                          "--partitions", partitions), env, space.dir),
             Service("publish", "bench.hops", ("publish", "--source", space.topics.results, "--partitions", partitions,
                                               "--redis-prefix", space.redis_prefix), env, space.dir)]
 

@@ -233,8 +233,13 @@ async def latency_run(ctx: Context) -> RunResult:
 
 async def floor(ctx: Context) -> RunResult:
     """The latency scenario's load on the design's hops with no work at them (bench/hops.py): what
-    no rules worker and projector could go under on this machine, beside the peer's."""
-    return await _closed_loop_latency(ctx, "floor", lambda space: floor_hops(ctx.stack, space))
+    no rules worker and projector could go under on this machine, beside the peer's. Then the same
+    with the first hop a Faust agent that only forwards (`faust_` figures): the framework's share."""
+    run = await _closed_loop_latency(ctx, "floor", lambda space: floor_hops(ctx.stack, space))
+    faust = await _closed_loop_latency(ctx, "floor-faust", lambda space: floor_hops(ctx.stack, space, "faust-relay"))
+    run.figures.update({f"faust_{key}": value for key, value in faust.figures.items()})
+    run.latencies.update({f"{where}, Faust relay": values for where, values in faust.latencies.items()})
+    return run
 
 
 async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]]) -> RunResult:

@@ -60,7 +60,7 @@ def test_every_scenario_runs_and_gives_sane_numbers(quick_report):
         for key, values in summary["figures"].items():
             median = values["median"]
             assert median is not None and math.isfinite(median), (name, key, values)
-            if key not in NOT_POSITIVE:
+            if key.removeprefix("faust_") not in NOT_POSITIVE:  # the floor's Faust relay: faust_unanswered ...
                 assert median > 0, (name, key, values)
     missing = [(f.scenario, f.key) for f in FIGURES if not (PEER_MISSING and _peer_made(f))
                and f.key not in saved["scenarios"][f.scenario]["figures"]]
@@ -92,6 +92,8 @@ def test_the_figures_hang_together(quick_report):
     floor = figures["floor"]
     assert floor["unanswered"] == 0  # every move went both hops and reached Redis
     assert floor["p50_ms"] <= floor["p99_ms"] <= floor["max_ms"] and floor["results_p50_ms"] <= floor["results_max_ms"]
+    assert floor["faust_unanswered"] == 0  # and through the Faust relay
+    assert floor["faust_p50_ms"] <= floor["faust_p99_ms"] <= floor["faust_max_ms"]
     recovery = figures["recovery"]
     assert recovery["finished_moves"] >= TINY.recovery_moves * 0.9 and recovery["active_matches"] >= TINY.recovery_active
     assert recovery["changelog_records"] >= TINY.recovery_active  # at least one state per active match
@@ -140,6 +142,7 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
     assert summary["peer_latency_p99_ms"] == mine["latency_p99_ms"]
     assert summary["latency_rate_held"] == figures["latency"]["rate_held"]
     assert summary["floor_latency_vs_peer"] == figures["floor"]["p99_vs_peer"]
+    assert summary["floor_faust_latency_vs_peer"] == pytest.approx(figures["floor"]["faust_p99_ms"] / mine["latency_p99_ms"])
     assert summary["client_cpu_bound_vs_peer"] == figures["ws"]["cpu_bound_vs_peer"]
     table = report.markdown_table(result, "smoke.json")
     for row in ("| pipeline / boardgame.io closed loop |", "| latency p99 / boardgame.io's at the same offered rate |",

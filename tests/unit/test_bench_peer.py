@@ -30,7 +30,7 @@ LOAD_LINE = json.dumps({
 SUMMARY_KEYS = {"peer_moves_per_s", "pipeline_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "latency_p99_ms",
                 "latency_rate_held", "client_moves_per_s", "client_vs_peer", "single_client_p50_ms",
                 "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s", "floor_latency_p99_ms",
-                "floor_latency_vs_peer", "client_cpu_bound_vs_peer"}
+                "floor_latency_vs_peer", "floor_faust_latency_vs_peer", "client_cpu_bound_vs_peer"}
 
 
 # --- load.js's report ---------------------------------------------------------------------------
@@ -172,7 +172,8 @@ def test_every_peer_counterpart_is_a_ratio_in_the_same_invocation_and_the_summar
         "peer_latency_p99_ms": 44.0, "latency_p99_ms": 110.0, "latency_rate_held": 0.998,
         "client_moves_per_s": 450.0, "client_vs_peer": 0.25, "single_client_p50_ms": None,
         "rules_cpu_vs_passthrough": 37.0, "projector_cpu_vs_passthrough": 16.0, "recovery_s": None,
-        "floor_latency_p99_ms": None, "floor_latency_vs_peer": None, "client_cpu_bound_vs_peer": None}
+        "floor_latency_p99_ms": None, "floor_latency_vs_peer": None, "floor_faust_latency_vs_peer": None,
+        "client_cpu_bound_vs_peer": None}
     json.dumps(summary, allow_nan=False)  # numbers or null
 
 
@@ -190,7 +191,7 @@ def test_scenarios_not_run_give_nulls_and_no_ratios():
     assert summary["pipeline_moves_per_s"] == 2_700.0 and summary["latency_p99_ms"] == 110.0
     assert [k for k, v in summary.items() if v is None] == [
         "peer_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "floor_latency_p99_ms", "floor_latency_vs_peer",
-        "client_moves_per_s", "client_vs_peer", "single_client_p50_ms", "client_cpu_bound_vs_peer",
+        "floor_faust_latency_vs_peer", "client_moves_per_s", "client_vs_peer", "single_client_p50_ms", "client_cpu_bound_vs_peer",
         "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s"]
     assert summary_of({}) == dict.fromkeys(SUMMARY_KEYS)
     failed = {"peer": {"figures": {"moves_per_s": spread(None)}}, "pipeline": measured["pipeline"]}
