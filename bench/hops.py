@@ -36,8 +36,8 @@ import confluent_kafka
 
 from services.common import redis_client
 from services.common.kafka_fetch import take_fetched
+from services.projector.consumer import config as consumer_config
 
-FETCH_MAX_WAIT_MS = 50  # librdkafka fetches every partition at once: this bounds only an idle poll
 POLL_MOST = 500
 POLL_WAIT_S = 0.05
 
@@ -45,10 +45,9 @@ log = logging.getLogger("plylog.bench.hops")
 
 
 def consumer(bootstrap: str, topic: str, partitions: int, name: str) -> confluent_kafka.Consumer:
-    """A consumer of every partition of `topic` from its beginning (no group: nothing is committed)."""
-    taker = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": f"plylog-bench-{name}",
-                                      "enable.auto.commit": False, "fetch.wait.max.ms": FETCH_MAX_WAIT_MS,
-                                      "client.id": f"plylog-bench-{name}"})
+    """A consumer of every partition of `topic` from its beginning, set as the projector's is
+    (its 50 ms long-poll bounds only an idle poll: librdkafka fetches every partition at once)."""
+    taker = confluent_kafka.Consumer(consumer_config(bootstrap, instance=f"plylog-bench-{name}"))
     taker.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
                   for p in range(partitions)])
     return taker
@@ -106,6 +105,7 @@ def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name:
     import faust
     from faust.worker import Worker
 
+    from services.rules.app import FETCH_MAX_WAIT_MS
     from services.rules.faust_fetch import bound_fetch_long_poll, deliver_in_batches
 
     bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
@@ -127,10 +127,8 @@ def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name:
             pass
 
     @app.on_rebalance_complete.connect
-    async def mark_ready(sender, **_):
-        if _ready_file[0]:
-            Path(_ready_file[0]).touch()
-            _ready_file[0] = None
+    async def ready(sender, **_):
+        _mark_ready()
 
     return Worker(app, loglevel="warning", quiet=True).execute_from_commandline() or 0
 
@@ -139,13 +137,19 @@ def _take(taker: confluent_kafka.Consumer) -> list:
     """What is fetched, waiting a moment for a first record. After the first poll the process is
     ready: its consumer is connected, and it reads every partition from its beginning anyway."""
     fetched = take_fetched(taker, POLL_MOST, POLL_WAIT_S)
-    if _ready_file[0]:
-        Path(_ready_file[0]).touch()
-        _ready_file[0] = None
+    _mark_ready()
     return fetched
 
 
-_ready_file = [os.environ.get("PLYLOG_READY_FILE")]
+_ready_file = os.environ.get("PLYLOG_READY_FILE")
+
+
+def _mark_ready() -> None:
+    """Create $PLYLOG_READY_FILE, once."""
+    global _ready_file
+    if _ready_file:
+        Path(_ready_file).touch()
+        _ready_file = None
 
 
 def main() -> None:
