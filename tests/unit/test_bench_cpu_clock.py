@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import subprocess
-import time
 import sys
+import time
 
-from bench.cpu_clock import process_cpu_seconds
+from bench.cpu_clock import CLOCK_TICKS, machine_busy_seconds, process_cpu_seconds
 
 # Burns CPU in a thread that then exits, reports its own process CPU time, and waits to be read.
 CHILD = """
@@ -35,8 +35,6 @@ def test_the_cpu_time_of_another_process_counts_exited_threads_to_the_millisecon
 
 
 def test_the_machine_is_busy_with_what_is_not_idle_or_waiting_for_disk(tmp_path):
-    from bench.cpu_clock import CLOCK_TICKS, machine_busy_seconds
-
     stat = tmp_path / "stat"
     # user nice system idle iowait irq softirq steal guest guest_nice
     stat.write_text("cpu  1000 20 300 9000 400 5 6 7 0 0\ncpu0 500 10 150 4500 200 2 3 3 0 0\n")
@@ -44,8 +42,6 @@ def test_the_machine_is_busy_with_what_is_not_idle_or_waiting_for_disk(tmp_path)
 
 
 def test_the_machine_reading_grows_with_work_done_here():
-    from bench.cpu_clock import machine_busy_seconds
-
     before = machine_busy_seconds()
     end = time.process_time() + 0.2
     while time.process_time() < end:

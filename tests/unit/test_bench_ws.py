@@ -13,6 +13,7 @@ import pytest
 from bench import runner
 from bench.figures import FIGURES, RATIOS, SUMMARY, derive, summary_of, summary_sources
 from bench.http_bots import Created
+from bench.scenarios import cpu_budget
 from bench.ws_bots import Book, SeatClient, Table, figures_of, play
 
 
@@ -180,8 +181,6 @@ def test_the_ws_scenario_is_known_and_its_figures_are_tabled():
 
 
 def test_the_cpu_budget_is_the_rate_every_core_busy_at_the_measured_cost_per_move():
-    from bench.scenarios import cpu_budget
-
     cores = len(os.sched_getaffinity(0))
     budget = cpu_budget(machine_s=8.0, seconds=5.0, moves=10_000)  # 800 us of the machine a move
     assert budget["cores_busy"] == pytest.approx(1.6)
