@@ -11,13 +11,14 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status test bench bench-quick
+.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status lint test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
 	@echo "  make run      set up, then start the local stack (Kafka, Redis, plylog services)"
 	@echo "  make run-cluster  the same on a 3-broker Kafka cluster and a Redis Cluster (3+3), 2 of each service"
-	@echo "  make test     set up, start Kafka+Redis if not running, run all tests, stop what it started"
+	@echo "  make test     set up, lint, start Kafka+Redis if not running, run all tests, stop what it started"
+	@echo "  make lint     ruff (lint and format check) over the whole tree"
 	@echo "  make status   show what runs, where, and its logs"
 	@echo "  make down     stop everything 'make run' started"
 	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server and"
@@ -104,8 +105,13 @@ status:
 
 # Starts the infrastructure that is not running (and stops only that afterwards), runs the
 # whole suite tests/, and exits with pytest's code (no tests collected counts as failure).
-test: setup
+test: setup lint
 	@deploy/local/run-tests.sh $(PYTEST_ARGS)
+
+# Lint before the tests: ruff's findings and format (rules in pyproject.toml, [tool.ruff]).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # Benchmarks (README "Benchmarks"): on the running local stack, else on a Kafka + Redis of their own
 # in $(PLYLOG_HOME)/bench, started and removed by `plylog bench`. `bench` takes 3 runs of every

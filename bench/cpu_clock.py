@@ -4,6 +4,7 @@
 read as 0.0 CPU per record in CI. The process's own CPU-time clock (clock_getcpuclockid) counts
 every thread, exited ones too, in nanoseconds; /proc stays the fallback where the call fails.
 """
+
 from __future__ import annotations
 
 import ctypes

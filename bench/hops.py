@@ -23,6 +23,7 @@ beside boardgame.io's in the same run (`plylog bench floor peer`).
 
 Ready (creates $PLYLOG_READY_FILE) after its first poll.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,15 +49,17 @@ def consumer(bootstrap: str, topic: str, partitions: int, name: str) -> confluen
     """A consumer of every partition of `topic` from its beginning, set as the projector's is
     (its 50 ms long-poll bounds only an idle poll: librdkafka fetches every partition at once)."""
     taker = confluent_kafka.Consumer(consumer_config(bootstrap, instance=f"plylog-bench-{name}"))
-    taker.assign([confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
-                  for p in range(partitions)])
+    taker.assign(
+        [confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING) for p in range(partitions)]
+    )
     return taker
 
 
 def relay(bootstrap: str, source: str, target: str, partitions: int, stop: threading.Event) -> int:
     taker = consumer(bootstrap, source, partitions, "relay")
-    sender = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0,
-                                       "client.id": "plylog-bench-relay"})
+    sender = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "client.id": "plylog-bench-relay"}
+    )
     copied = 0
     try:
         while not stop.is_set():
@@ -109,11 +112,20 @@ def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name:
     from services.rules.faust_fetch import bound_fetch_long_poll, deliver_in_batches
 
     bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
-    app = faust.App(name, broker=f"kafka://{bootstrap}", store="memory://", web_enabled=False,
-                    producer_linger=0.0, producer_acks=-1, consumer_auto_offset_reset="earliest",
-                    topic_partitions=partitions, datadir=os.environ.get("PLYLOG_DATA_DIR") or f"/tmp/{name}")
-    moves = app.topic(source, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
-                      partitions=partitions)
+    app = faust.App(
+        name,
+        broker=f"kafka://{bootstrap}",
+        store="memory://",
+        web_enabled=False,
+        producer_linger=0.0,
+        producer_acks=-1,
+        consumer_auto_offset_reset="earliest",
+        topic_partitions=partitions,
+        datadir=os.environ.get("PLYLOG_DATA_DIR") or f"/tmp/{name}",
+    )
+    moves = app.topic(
+        source, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw", partitions=partitions
+    )
 
     async def forward(messages: list) -> None:
         for message in messages:
@@ -153,8 +165,9 @@ def _mark_ready() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.hops", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.hops", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("role", choices=("relay", "faust-relay", "publish"))
     parser.add_argument("--source", required=True)
     parser.add_argument("--target", help="relay: the topic to copy to")
@@ -167,15 +180,23 @@ def main() -> None:
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
     if args.role == "faust-relay":  # Faust handles its own signals
         # its group and its leader topic are named after the source (a run's topics are deleted with it)
-        raise SystemExit(faust_relay(bootstrap, args.source, args.target, args.partitions, f"{args.source}-faust-relay"))
+        raise SystemExit(
+            faust_relay(bootstrap, args.source, args.target, args.partitions, f"{args.source}-faust-relay")
+        )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     if args.role == "relay":
         done = relay(bootstrap, args.source, args.target, args.partitions, stop)
     else:
-        done = publish(bootstrap, os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), args.source,
-                       args.partitions, args.redis_prefix, stop)
+        done = publish(
+            bootstrap,
+            os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+            args.source,
+            args.partitions,
+            args.redis_prefix,
+            stop,
+        )
     log.info("%s stopped after %d records", args.role, done)
 
 

@@ -10,14 +10,15 @@ sees it applied: its result on the results topic (rules worker), or its view rea
 (the projector publishes every applied result on `{p}live:{id}` from the same atomic script that
 writes the view, so the message means the view is there).
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterator, Optional
 
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -56,12 +57,17 @@ class Seen:
 
 def event_id_of(raw: bytes) -> str:
     start = raw.index(b'"event_id":"') + 12
-    return raw[start:raw.index(b'"', start)].decode()
+    return raw[start : raw.index(b'"', start)].decode()
 
 
 async def observe_results(bootstrap: str, topic: str, partitions: int, seen: Seen, ready: asyncio.Event) -> None:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                fetch_max_wait_ms=5, client_id="plylog-bench-observer")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        fetch_max_wait_ms=5,
+        client_id="plylog-bench-observer",
+    )
     await consumer.start()
     try:
         consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
@@ -94,8 +100,12 @@ async def observe_views(redis_url: str, keys: Keys, seen: Seen, ready: asyncio.E
 async def observing(stack: BenchStack, space: RunSpace, seen: Seen) -> AsyncIterator[None]:
     """Both observers running (results topic, views in Redis) and ready, for the duration."""
     ready = [asyncio.Event(), asyncio.Event()]
-    tasks = [asyncio.ensure_future(observe_results(stack.bootstrap, space.topics.results, stack.partitions, seen, ready[0])),
-             asyncio.ensure_future(observe_views(stack.redis_url, Keys(space.redis_prefix, stack.partitions), seen, ready[1]))]
+    tasks = [
+        asyncio.ensure_future(observe_results(stack.bootstrap, space.topics.results, stack.partitions, seen, ready[0])),
+        asyncio.ensure_future(
+            observe_views(stack.redis_url, Keys(space.redis_prefix, stack.partitions), seen, ready[1])
+        ),
+    ]
     try:
         await asyncio.wait_for(asyncio.gather(*(r.wait() for r in ready)), 30)
         yield
@@ -117,8 +127,16 @@ class BotsReport:
         return self.sent / self.seconds if self.seconds else 0.0
 
 
-async def play(bootstrap: str, topic: str, matches: Iterator[list[bytes]], bots: int, rate: float,
-               seconds: float, seen: Seen, on_tick=lambda fraction: None) -> BotsReport:
+async def play(
+    bootstrap: str,
+    topic: str,
+    matches: Iterator[list[bytes]],
+    bots: int,
+    rate: float,
+    seconds: float,
+    seen: Seen,
+    on_tick=lambda fraction: None,
+) -> BotsReport:
     """Run `bots` closed-loop bots paced together at `rate` moves/s for `seconds`."""
     sender = producer(bootstrap)
     await sender.start()
@@ -138,7 +156,7 @@ async def play(bootstrap: str, topic: str, matches: Iterator[list[bytes]], bots:
         await sender.send(topic, raw, key=match_key(raw))
         try:
             await asyncio.wait_for(waiter, ANSWER_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             seen.waiters.pop(event_id, None)
             return  # this bot stops: its match can no longer go on in order
         free.append(bot)
@@ -173,7 +191,7 @@ async def play(bootstrap: str, topic: str, matches: Iterator[list[bytes]], bots:
     return BotsReport(sent, missed, unanswered, elapsed)
 
 
-def _next_move(free: deque, matches: Iterator[list[bytes]]) -> Optional[tuple[Iterator[bytes], bytes]]:
+def _next_move(free: deque, matches: Iterator[list[bytes]]) -> tuple[Iterator[bytes], bytes] | None:
     """A free bot and its next record; a bot whose match is over takes the next match."""
     while free:
         bot = free.popleft()

@@ -9,6 +9,7 @@ so a rules change never replays stale records).
 
     python -m bench.loadgen --rate 1000 --matches 200       # open loop: 1,000 moves/s to plylog.moves
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,10 @@ import math
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
 
 from aiokafka import AIOKafkaProducer
 
@@ -46,15 +47,15 @@ class LoadSpec:
 
     matches_per_game: int
     seed: int = 1
-    moves_per_match: Optional[int] = None
+    moves_per_match: int | None = None
 
     @classmethod
-    def for_moves(cls, moves: int, seed: int = 1) -> "LoadSpec":
+    def for_moves(cls, moves: int, seed: int = 1) -> LoadSpec:
         """Complete matches of all games adding up to about `moves` records."""
         return cls(max(1, math.ceil(moves / RECORDS_PER_MATCH_OF_EACH_GAME)), seed)
 
     @classmethod
-    def active_matches(cls, matches: int, moves_each: int, seed: int = 1) -> "LoadSpec":
+    def active_matches(cls, matches: int, moves_each: int, seed: int = 1) -> LoadSpec:
         """About `matches` matches (split over the games) of `moves_each` records each, none finished."""
         return cls(max(1, math.ceil(matches / len(GAMES))), seed, moves_each)
 
@@ -77,37 +78,46 @@ class Playouts(list):
 def match_key(raw: bytes) -> bytes:
     """The Kafka key (the match id) of a record made by the bots (`"match_id":"..."` is in it)."""
     start = raw.index(b'"match_id":"') + 12
-    return raw[start:raw.index(b'"', start)]
+    return raw[start : raw.index(b'"', start)]
 
 
-def _generate_chunk(game: str, seed: int, numbers: range, moves_per_match: Optional[int]) -> list[list[bytes]]:
+def _generate_chunk(game: str, seed: int, numbers: range, moves_per_match: int | None) -> list[list[bytes]]:
     return [list(itertools.islice(random_match(game, seed, number), moves_per_match)) for number in numbers]
 
 
-def generate(spec: LoadSpec, workers: Optional[int] = None) -> Playouts:
+def generate(spec: LoadSpec, workers: int | None = None) -> Playouts:
     """The matches of `spec`, made on every core."""
-    tasks = [(game, spec.seed + index, range(start, min(start + CHUNK_MATCHES, spec.matches_per_game)),
-              spec.moves_per_match)
-             for start in range(0, spec.matches_per_game, CHUNK_MATCHES) for index, game in enumerate(GAMES)]
+    tasks = [
+        (game, spec.seed + index, range(start, min(start + CHUNK_MATCHES, spec.matches_per_game)), spec.moves_per_match)
+        for start in range(0, spec.matches_per_game, CHUNK_MATCHES)
+        for index, game in enumerate(GAMES)
+    ]
     workers = workers or os.cpu_count() or 1
     if workers == 1 or len(tasks) == 1:
         chunks = [_generate_chunk(*task) for task in tasks]
     else:
         with ProcessPoolExecutor(workers) as pool:
-            chunks = list(pool.map(_generate_chunk, *zip(*tasks)))
+            chunks = list(pool.map(_generate_chunk, *zip(*tasks, strict=False)))
     by_game: dict[str, list[list[bytes]]] = defaultdict(list)
-    for (game, *_), chunk in zip(tasks, chunks):
+    for (game, *_), chunk in zip(tasks, chunks, strict=False):
         by_game[game].extend(chunk)
-    return Playouts(match for group in itertools.zip_longest(*(by_game[g] for g in GAMES))
-                    for match in group if match is not None)
+    return Playouts(
+        match for group in itertools.zip_longest(*(by_game[g] for g in GAMES)) for match in group if match is not None
+    )
 
 
 def rules_fingerprint() -> str:
     """A hash of everything that decides which records the bots make."""
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for path in sorted([*root.glob("games/**/*.py"), *root.glob("games/data/*"), *root.glob("schemas/**/*.py"),
-                        root / "bench" / "logs.py"]):
+    for path in sorted(
+        [
+            *root.glob("games/**/*.py"),
+            *root.glob("games/data/*"),
+            *root.glob("schemas/**/*.py"),
+            root / "bench" / "logs.py",
+        ]
+    ):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -127,8 +137,10 @@ def cached(spec: LoadSpec, cache_dir: Path, say: Callable[[str], None] = lambda 
             for raw in match:
                 out.write(match_key(raw) + b"\t" + raw + b"\n")
     partial.replace(path)
-    say(f"generated {made.records:,} records of {len(made):,} matches in {time.perf_counter() - started:.1f}s "
-        f"(cached in {path})")
+    say(
+        f"generated {made.records:,} records of {len(made):,} matches in {time.perf_counter() - started:.1f}s "
+        f"(cached in {path})"
+    )
     return made
 
 
@@ -168,8 +180,9 @@ async def produce_all(bootstrap: str, topic: str, records: Iterable[Record], par
     return sum(len(items) for items in by_partition.values())
 
 
-async def produce_at_rate(bootstrap: str, topic: str, records: Iterable[Record], rate: float,
-                          on_sent: Callable[[int], None] = lambda _: None) -> tuple[int, float]:
+async def produce_at_rate(
+    bootstrap: str, topic: str, records: Iterable[Record], rate: float, on_sent: Callable[[int], None] = lambda _: None
+) -> tuple[int, float]:
     """Open loop: record i is sent at start + i / rate whatever happens downstream (late sends
     go at once, so the offered rate holds as long as the client keeps up). Returns (records,
     achieved records/s)."""
@@ -196,21 +209,27 @@ async def produce_at_rate(bootstrap: str, topic: str, records: Iterable[Record],
     return sent, sent / (time.perf_counter() - started)
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     from services.common.settings import load
 
     from .stack import BenchStack, bench_dir
 
-    parser = argparse.ArgumentParser(prog="python -m bench.loadgen", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rate", type=float, default=1000.0, help="offered moves/s (open loop); 0 = as fast as possible")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.loadgen", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--rate", type=float, default=1000.0, help="offered moves/s (open loop); 0 = as fast as possible"
+    )
     parser.add_argument("--matches", type=int, default=200, help="complete random matches per game")
     parser.add_argument("--open", type=int, default=200, help="matches in progress at once")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     settings = load()
-    playouts = cached(LoadSpec(args.matches, args.seed), BenchStack(settings.kafka_bootstrap, settings.redis_url,
-                                                                    bench_dir(settings.home)).cache_dir, print)
+    playouts = cached(
+        LoadSpec(args.matches, args.seed),
+        BenchStack(settings.kafka_bootstrap, settings.redis_url, bench_dir(settings.home)).cache_dir,
+        print,
+    )
     records = playouts.mixed(args.open)
     topic = settings.topics.moves
     print(f"producing {len(records):,} records of {len(playouts):,} matches to {topic} at {settings.kafka_bootstrap}")

@@ -1,8 +1,10 @@
 """Random match logs (JSON Lines of move records) for replay tests and benchmarks."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from games.playout import random_playout_records
 
@@ -18,8 +20,9 @@ def match_id_for(game: str, seed: int, number: int, prefix: str = "") -> str:
     return f"{prefix}{game}-{seed}-{number}"
 
 
-def random_match(game: str, seed: int, number: int, options: dict[str, Any] | None = None,
-                 prefix: str = "") -> Iterator[bytes]:
+def random_match(
+    game: str, seed: int, number: int, options: dict[str, Any] | None = None, prefix: str = ""
+) -> Iterator[bytes]:
     """The records of one complete random match (number `number` of `seed`), lazily."""
     options = DEFAULT_OPTIONS[game] if options is None else options
     match_id = match_id_for(game, seed, number, prefix)
@@ -47,12 +50,17 @@ def interleave(matches: Iterable[Iterator[bytes]], open_at_once: int) -> Iterato
                 yield raw
 
 
-def random_match_records(game: str, matches: int, seed: int = 0, open_at_once: int = 20,
-                         options: dict[str, Any] | None = None, prefix: str = "") -> Iterator[bytes]:
+def random_match_records(
+    game: str,
+    matches: int,
+    seed: int = 0,
+    open_at_once: int = 20,
+    options: dict[str, Any] | None = None,
+    prefix: str = "",
+) -> Iterator[bytes]:
     """Records of `matches` complete random matches, `open_at_once` of them interleaved
     round-robin (as on a real partition)."""
-    return interleave((random_match(game, seed, number, options, prefix) for number in range(matches)),
-                      open_at_once)
+    return interleave((random_match(game, seed, number, options, prefix) for number in range(matches)), open_at_once)
 
 
 def write_random_log(path: Path, game: str, matches: int, seed: int = 0) -> int:

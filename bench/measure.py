@@ -1,13 +1,14 @@
 """Measuring: how far a consumer has got (end offsets of an output topic, offsets the projector
 stored in Redis), followed over time into a series; rates and percentiles from it."""
+
 from __future__ import annotations
 
 import asyncio
 import math
 import statistics
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Optional, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
@@ -22,11 +23,12 @@ class EndOffsets:
     """Sum of the end offsets of a topic (the number of records written to it so far)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int):
-        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                         client_id="plylog-bench-progress")
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, client_id="plylog-bench-progress"
+        )
         self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
 
-    async def __aenter__(self) -> "EndOffsets":
+    async def __aenter__(self) -> EndOffsets:
         await self.consumer.start()
         return self
 
@@ -39,8 +41,13 @@ class EndOffsets:
 
 async def count_records(bootstrap: str, topic: str, partitions: int) -> int:
     """Records a reader of the whole topic gets now (after compaction: fewer than its offsets)."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                client_id="plylog-bench-count", auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        client_id="plylog-bench-count",
+        auto_offset_reset="earliest",
+    )
     await consumer.start()
     try:
         tps = [TopicPartition(topic, p) for p in range(partitions)]
@@ -81,9 +88,14 @@ class Series:
         return [[round(t, 3), done] for t, done in self.points]
 
 
-async def follow(progress: Callable[[], Awaitable[int]], total: int, *, stall_s: float = 60.0,
-                 on_sample: Callable[[int], None] = lambda _: None,
-                 check: Callable[[], None] = lambda: None) -> Series:
+async def follow(
+    progress: Callable[[], Awaitable[int]],
+    total: int,
+    *,
+    stall_s: float = 60.0,
+    on_sample: Callable[[int], None] = lambda _: None,
+    check: Callable[[], None] = lambda: None,
+) -> Series:
     """Sample `progress()` until it reaches `total`. `check()` runs at every sample (raise to
     abort, e.g. when a process under test died); no progress for `stall_s` raises Stalled."""
     series = Series()
@@ -119,7 +131,7 @@ def latency_figures(sorted_ms: Sequence[float], prefix: str = "") -> dict[str, f
     return {**{f"{prefix}p{q}_ms": percentile(sorted_ms, q) for q in (50, 95, 99)}, f"{prefix}max_ms": sorted_ms[-1]}
 
 
-def spread(values: Sequence[float]) -> dict[str, Optional[float]]:
+def spread(values: Sequence[float]) -> dict[str, float | None]:
     """Median, min and max of the runs' values (NaNs, i.e. failed measures, dropped)."""
     kept = [v for v in values if v is not None and not math.isnan(v)]
     if not kept:

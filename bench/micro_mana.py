@@ -12,6 +12,7 @@ machine that equals wall time for this single-threaded code, on a shared one it 
 
 Run: PYTHONPATH=. python bench/micro_mana.py [--matches 40] [--seconds 1.5] [--options '{"bird_blocks": false}']
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,15 +83,25 @@ def main(argv: list[str] | None = None) -> dict:
         best_encoded = max(best_encoded, len(records) / (time.process_time() - start))
 
     report = {
-        "game": "mana", "options": options, "python": platform.python_version(), "timer": "process_time",
+        "game": "mana",
+        "options": options,
+        "python": platform.python_version(),
+        "timer": "process_time",
         "midgame_positions": len(positions),
-        "legal_actions": {"calls_per_s": round(legal_rate), "mean_actions": round(sum(sizes) / len(sizes), 1),
-                          "max_actions": max(sizes)},
+        "legal_actions": {
+            "calls_per_s": round(legal_rate),
+            "mean_actions": round(sum(sizes) / len(sizes), 1),
+            "max_actions": max(sizes),
+        },
         "random_action_calls_per_s": round(random_rate),
         "has_action_calls_per_s": round(has_rate),
-        "fold": {"matches": len(matches), "records": len(records),
-                 "mean_records_per_match": round(len(records) / len(matches), 1),
-                 "records_per_s": round(best_fold), "records_per_s_with_encode": round(best_encoded)},
+        "fold": {
+            "matches": len(matches),
+            "records": len(records),
+            "mean_records_per_match": round(len(records) / len(matches), 1),
+            "records_per_s": round(best_fold),
+            "records_per_s_with_encode": round(best_encoded),
+        },
     }
     print(json.dumps(report, indent=2))
     return report

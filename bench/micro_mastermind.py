@@ -9,6 +9,7 @@
 
 Run: PYTHONPATH=. python bench/micro_mastermind.py [--matches 200] [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,7 +59,9 @@ def main(argv: list[str] | None = None) -> dict:
         for seed in range(args.matches):
             records.extend(random_playout("mastermind", options, seed, match_id=f"b{seed}").records)
         report["fold"][name] = {
-            "options": options, "matches": args.matches, "records": len(records),
+            "options": options,
+            "matches": args.matches,
+            "records": len(records),
             "records_per_match": round(len(records) / args.matches, 1),
             "records_per_s": fold_rate(records, args.runs, with_encode=False),
             "records_per_s_with_encode": fold_rate(records, args.runs, with_encode=True),

@@ -16,6 +16,7 @@ Timings are the best of --rounds alternating measurements (the machine may be sh
 
 Run: PYTHONPATH=. python bench/micro_mind_ninja.py [--positions 300] [--rounds 7] [--pattern havannah]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,13 +35,20 @@ from schemas.mind_ninja import Place
 
 def start(side: int, pattern: dict[str, Any]) -> MindNinjaState:
     state = GAME.initial({"side": side}, "bench")
-    state = GAME.apply(state, [
-        {"type": "bidding_closed", "chooser": 0, "inventor": 1, "free_moves": 0},
-        *GAME.decide(GAME.evolve(state, {"type": "bidding_closed", "chooser": 0, "inventor": 1, "free_moves": 0}),
-                     1, GAME.parse_action({"type": "choose_pattern", "pattern": pattern}), 0),
-        {"type": "setup_ended", "seat": 1},
-        {"type": "role_chosen", "seat": 0, "role": "builder", "builder": 0, "blocker": 1},
-    ])
+    state = GAME.apply(
+        state,
+        [
+            {"type": "bidding_closed", "chooser": 0, "inventor": 1, "free_moves": 0},
+            *GAME.decide(
+                GAME.evolve(state, {"type": "bidding_closed", "chooser": 0, "inventor": 1, "free_moves": 0}),
+                1,
+                GAME.parse_action({"type": "choose_pattern", "pattern": pattern}),
+                0,
+            ),
+            {"type": "setup_ended", "seat": 1},
+            {"type": "role_chosen", "seat": 0, "role": "builder", "builder": 0, "blocker": 1},
+        ],
+    )
     assert state.phase == "play"
     return state
 
@@ -98,12 +106,22 @@ def decide_evolve(item) -> None:
 
 
 def judge_only(item) -> None:
-    state, seat, action = item
+    state, _seat, action = item
     geometry = state.geometry
     cell = geometry.index[action.cell]
     holes = list(state.holes)
-    add_stone(state.compiled, geometry, state.board, state.parent, state.sizes, state.masks, holes, state.formed, cell,
-              COLOUR_INDEX[action.color])
+    add_stone(
+        state.compiled,
+        geometry,
+        state.board,
+        state.parent,
+        state.sizes,
+        state.masks,
+        holes,
+        state.formed,
+        cell,
+        COLOUR_INDEX[action.color],
+    )
     judge(state.compiled, state, state.empty - 1)
 
 
@@ -131,7 +149,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     pattern = json.loads(args.pattern) if args.pattern.startswith("{") else {"id": args.pattern}
     sets = {side: samples(side, pattern, args.positions) for side in (5, 10)}
-    timings: dict[int, dict[str, list[float]]] = {side: {"decide_evolve": [], "judge": [], "winning": []} for side in sets}
+    timings: dict[int, dict[str, list[float]]] = {
+        side: {"decide_evolve": [], "judge": [], "winning": []} for side in sets
+    }
     # Rounds alternate the sides so that machine load hits both alike; the best round counts.
     for _ in range(args.rounds):
         for side, (quiet, winning, _cells) in sets.items():
@@ -143,7 +163,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for side, (quiet, winning, cells) in sets.items():
         t = timings[side]
         entry: dict[str, Any] = {
-            "cells": cells, "positions": len(quiet),
+            "cells": cells,
+            "positions": len(quiet),
             "decide_evolve_us": round(min(t["decide_evolve"]) * 1e6, 2),
             "decide_evolve_median_us": round(statistics.median(t["decide_evolve"]) * 1e6, 2),
             "judge_us": round(min(t["judge"]) * 1e6, 2),

@@ -13,6 +13,7 @@ the end of a burst can wait for a whole long-poll: 1.5 s on a 1.5 s run (seen in
 
 Ready (creates $PLYLOG_READY_FILE) once it has its partitions.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,11 +48,22 @@ class MarkReady(ConsumerRebalanceListener):
 
 
 async def pass_through(bootstrap: str, source: str, target: str, group: str, stop: asyncio.Event) -> int:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
-                                auto_offset_reset="earliest", max_partition_fetch_bytes=1024 * 1024,
-                                fetch_max_wait_ms=FETCH_MAX_WAIT_MS, client_id="plylog-bench-passthrough")
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=2, max_batch_size=256 * 1024,
-                                client_id="plylog-bench-passthrough")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        max_partition_fetch_bytes=1024 * 1024,
+        fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
+        client_id="plylog-bench-passthrough",
+    )
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        acks="all",
+        linger_ms=2,
+        max_batch_size=256 * 1024,
+        client_id="plylog-bench-passthrough",
+    )
     consumer.subscribe([source], listener=MarkReady())
     await producer.start()
     await consumer.start()
@@ -60,8 +72,11 @@ async def pass_through(bootstrap: str, source: str, target: str, group: str, sto
     try:
         while not stop.is_set():
             batches = await consumer.getmany(timeout_ms=BATCH_WITHIN_MS, max_records=BATCH_MAX)
-            acks = [await producer.send(target, message.value, key=message.key, partition=message.partition)
-                    for messages in batches.values() for message in messages]
+            acks = [
+                await producer.send(target, message.value, key=message.key, partition=message.partition)
+                for messages in batches.values()
+                for message in messages
+            ]
             await asyncio.gather(*acks)
             copied += len(acks)
             if time.monotonic() - committed_at >= COMMIT_INTERVAL_S:
@@ -74,8 +89,9 @@ async def pass_through(bootstrap: str, source: str, target: str, group: str, sto
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.passthrough", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.passthrough", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--source", required=True)
     parser.add_argument("--target", required=True)
     parser.add_argument("--group", required=True)

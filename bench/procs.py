@@ -1,5 +1,6 @@
 """The processes a benchmark run starts itself: rules workers, the projector, the gateway, the raw
 Kafka pass-through. Each scenario decides how many of which; each has its own log and data dir."""
+
 from __future__ import annotations
 
 import atexit
@@ -13,7 +14,6 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from services.cli._proc import free_port
 
@@ -28,7 +28,7 @@ class ServiceFailed(RuntimeError):
     """A service process exited or did not become ready; the message has its log's tail."""
 
 
-_RUNNING: set["Service"] = set()
+_RUNNING: set[Service] = set()
 
 
 @atexit.register
@@ -50,8 +50,8 @@ class Service:
     args: tuple[str, ...]
     env: dict[str, str]
     dir: Path
-    ready_url: Optional[str] = None
-    popen: Optional[subprocess.Popen] = None
+    ready_url: str | None = None
+    popen: subprocess.Popen | None = None
     logs: list[Path] = field(default_factory=list)  # one per start, the current one last
 
     @property
@@ -75,17 +75,30 @@ class Service:
     def alive(self) -> bool:
         return self.popen is not None and self.popen.poll() is None
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         self.logs.append(self.dir / f"{self.name}.{self.starts + 1}.log")
         self.ready_file.unlink(missing_ok=True)
         data_dir = self.dir / "data" / self.name
         data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "PLYLOG_HOME": str(self.dir), **self.env, "PYTHONPATH": str(REPO),
-               "PYTHONUNBUFFERED": "1", "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(self.ready_file)}
+        env = {
+            **os.environ,
+            "PLYLOG_HOME": str(self.dir),
+            **self.env,
+            "PYTHONPATH": str(REPO),
+            "PYTHONUNBUFFERED": "1",
+            "PLYLOG_DATA_DIR": str(data_dir),
+            "PLYLOG_READY_FILE": str(self.ready_file),
+        }
         with open(self.log, "wb") as log:
-            self.popen = subprocess.Popen([sys.executable, "-m", self.module, *self.args], cwd=REPO, env=env,
-                                          stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", self.module, *self.args],
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         _RUNNING.add(self)
         return self
 
@@ -93,10 +106,14 @@ class Service:
         deadline = time.monotonic() + timeout
         while not self._ready():
             if not self.alive:
-                raise ServiceFailed(f"{self.name} exited while starting (exit code {self.popen.returncode}); "
-                                    f"last lines of {self.log}:\n{self.tail()}")
+                raise ServiceFailed(
+                    f"{self.name} exited while starting (exit code {self.popen.returncode}); "
+                    f"last lines of {self.log}:\n{self.tail()}"
+                )
             if time.monotonic() > deadline:
-                raise ServiceFailed(f"{self.name} was not ready after {timeout:g}s; last lines of {self.log}:\n{self.tail()}")
+                raise ServiceFailed(
+                    f"{self.name} was not ready after {timeout:g}s; last lines of {self.log}:\n{self.tail()}"
+                )
             time.sleep(0.05)
 
     def _ready(self) -> bool:
@@ -120,8 +137,10 @@ class Service:
 
     def check_alive(self) -> None:
         if self.popen is not None and not self.alive:
-            raise ServiceFailed(f"{self.name} exited during the run (exit code {self.popen.returncode}); "
-                                f"last lines of {self.log}:\n{self.tail()}")
+            raise ServiceFailed(
+                f"{self.name} exited during the run (exit code {self.popen.returncode}); "
+                f"last lines of {self.log}:\n{self.tail()}"
+            )
 
     def rss_bytes(self) -> int:
         """Resident set size now (VmRSS of /proc/<pid>/status)."""
@@ -170,13 +189,19 @@ class Service:
 
 
 def service_env(stack: BenchStack, space: RunSpace) -> dict[str, str]:
-    return {"KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap, "REDIS_URL": stack.redis_url,
-            "PLYLOG_TOPIC_PREFIX": space.topics.prefix, "PLYLOG_REDIS_PREFIX": space.redis_prefix,
-            "PLYLOG_PARTITIONS": str(stack.partitions), "PLYLOG_HOME": str(space.dir),
-            "PLYLOG_REPLICATION_FACTOR": str(stack.replication), "PLYLOG_MIN_INSYNC_REPLICAS": str(stack.min_insync)}
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
+        "REDIS_URL": stack.redis_url,
+        "PLYLOG_TOPIC_PREFIX": space.topics.prefix,
+        "PLYLOG_REDIS_PREFIX": space.redis_prefix,
+        "PLYLOG_PARTITIONS": str(stack.partitions),
+        "PLYLOG_HOME": str(space.dir),
+        "PLYLOG_REPLICATION_FACTOR": str(stack.replication),
+        "PLYLOG_MIN_INSYNC_REPLICAS": str(stack.min_insync),
+    }
 
 
-def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1, standbys: Optional[int] = None) -> Service:
+def rules_worker(stack: BenchStack, space: RunSpace, number: int = 1, standbys: int | None = None) -> Service:
     name = f"rules-{number}"
     env = {**service_env(stack, space), "PLYLOG_SERVICE": "rules", "PLYLOG_INSTANCE": str(number)}
     if standbys is not None:
@@ -194,19 +219,41 @@ def gateway(stack: BenchStack, space: RunSpace) -> Service:
     bots play untimed matches as fast as they can; the limiter is not what is measured). The bots create
     matches as a platform's server does, with the operator key (`env["PLYLOG_OPERATOR_KEY"]`)."""
     port = free_port()
-    env = {**service_env(stack, space), "PLYLOG_SERVICE": "gateway", "PLYLOG_INSTANCE": "1",
-           "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_GATEWAY_HOST": "127.0.0.1", "PLYLOG_SECRET": secrets.token_hex(16),
-           "PLYLOG_OPERATOR_KEY": secrets.token_hex(16), "PLYLOG_ADDRESS_RATE_PER_S": "1000000",
-           "PLYLOG_ADDRESS_RATE_BURST": "1000000",
-           "PLYLOG_RATE_PER_S": "1000000", "PLYLOG_RATE_BURST": "1000000", "PLYLOG_TIMEKEEPER_INTERVAL_S": "0",
-           "PLYLOG_STREAMS_PER_CLIENT": "100000"}  # the seat-socket clients all come from 127.0.0.1
-    return Service("gateway", "services.gateway", ("--log-level", "warning"), env, space.dir,
-                   ready_url=f"http://127.0.0.1:{port}/healthz")
+    env = {
+        **service_env(stack, space),
+        "PLYLOG_SERVICE": "gateway",
+        "PLYLOG_INSTANCE": "1",
+        "PLYLOG_GATEWAY_PORT": str(port),
+        "PLYLOG_GATEWAY_HOST": "127.0.0.1",
+        "PLYLOG_SECRET": secrets.token_hex(16),
+        "PLYLOG_OPERATOR_KEY": secrets.token_hex(16),
+        "PLYLOG_ADDRESS_RATE_PER_S": "1000000",
+        "PLYLOG_ADDRESS_RATE_BURST": "1000000",
+        "PLYLOG_RATE_PER_S": "1000000",
+        "PLYLOG_RATE_BURST": "1000000",
+        "PLYLOG_TIMEKEEPER_INTERVAL_S": "0",
+        "PLYLOG_STREAMS_PER_CLIENT": "100000",
+    }  # the seat-socket clients all come from 127.0.0.1
+    return Service(
+        "gateway",
+        "services.gateway",
+        ("--log-level", "warning"),
+        env,
+        space.dir,
+        ready_url=f"http://127.0.0.1:{port}/healthz",
+    )
 
 
 def passthrough(stack: BenchStack, space: RunSpace) -> Service:
     """The raw Kafka baseline: moves -> results, bytes untouched (bench/passthrough.py)."""
-    args = ("--source", space.topics.moves, "--target", space.topics.results, "--group", f"{space.topics.prefix}passthrough")
+    args = (
+        "--source",
+        space.topics.moves,
+        "--target",
+        space.topics.results,
+        "--group",
+        f"{space.topics.prefix}passthrough",
+    )
     return Service("passthrough", "bench.passthrough", args, service_env(stack, space), space.dir)
 
 
@@ -214,10 +261,30 @@ def floor_hops(stack: BenchStack, space: RunSpace, relay: str = "relay") -> list
     """The design's hops with no work at them (bench/hops.py): moves -> results -> Redis; `relay`
     "faust-relay" forwards through a Faust agent instead of librdkafka."""
     env, partitions = service_env(stack, space), str(stack.partitions)
-    return [Service(relay, "bench.hops", (relay, "--source", space.topics.moves, "--target", space.topics.results,
-                                          "--partitions", partitions), env, space.dir),
-            Service("publish", "bench.hops", ("publish", "--source", space.topics.results, "--partitions", partitions,
-                                              "--redis-prefix", space.redis_prefix), env, space.dir)]
+    return [
+        Service(
+            relay,
+            "bench.hops",
+            (relay, "--source", space.topics.moves, "--target", space.topics.results, "--partitions", partitions),
+            env,
+            space.dir,
+        ),
+        Service(
+            "publish",
+            "bench.hops",
+            (
+                "publish",
+                "--source",
+                space.topics.results,
+                "--partitions",
+                partitions,
+                "--redis-prefix",
+                space.redis_prefix,
+            ),
+            env,
+            space.dir,
+        ),
+    ]
 
 
 class Services:
@@ -225,12 +292,12 @@ class Services:
     With `profile` (a path prefix), py-spy samples each of them from ready to stop and writes a
     flame graph `<profile>-<name>.svg`."""
 
-    def __init__(self, *services: Service, profile: Optional[Path] = None):
+    def __init__(self, *services: Service, profile: Path | None = None):
         self.services = list(services)
         self.profile = profile
         self.spies: list[subprocess.Popen] = []
 
-    def __enter__(self) -> "Services":
+    def __enter__(self) -> Services:
         try:
             for service in self.services:
                 service.start()
@@ -266,7 +333,7 @@ class Services:
         return {service.name: service.cpu_seconds() for service in self.services}
 
 
-def py_spy_command() -> Optional[str]:
+def py_spy_command() -> str | None:
     """The py-spy executable (beside this Python, or on PATH), or None."""
     beside = Path(sys.executable).parent / "py-spy"
     return str(beside) if beside.exists() else shutil.which("py-spy")
@@ -278,5 +345,9 @@ def _py_spy(service: Service, svg: Path) -> subprocess.Popen:
         raise ServiceFailed("py-spy is not installed (pip install py-spy)")
     svg.parent.mkdir(parents=True, exist_ok=True)
     with open(service.dir / f"{service.name}.py-spy.log", "ab") as log:
-        return subprocess.Popen([command, "record", "--pid", str(service.pid), "--rate", "100", "--nonblocking",
-                                 "--output", str(svg)], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        return subprocess.Popen(
+            [command, "record", "--pid", str(service.pid), "--rate", "100", "--nonblocking", "--output", str(svg)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )

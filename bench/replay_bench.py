@@ -4,6 +4,7 @@ Usage: python -m bench.replay_bench [--matches 1000] [--games strands,mana] [--r
 Prints one JSON object: per game, records, matches, and records/s (median, min, max of the runs;
 JSON decoding and result encoding included, single process = one core).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,10 +40,16 @@ def main() -> None:
             made = time.perf_counter()
             records = write_random_log(path, game, args.matches)
             rates = [replay_rate(path)[1] for _ in range(args.runs)]
-            report[game] = {"matches": args.matches, "records": records,
-                            "generate_s": round(time.perf_counter() - made - 0, 2),
-                            "records_per_s": {"median": round(statistics.median(rates)),
-                                              "min": round(min(rates)), "max": round(max(rates))}}
+            report[game] = {
+                "matches": args.matches,
+                "records": records,
+                "generate_s": round(time.perf_counter() - made - 0, 2),
+                "records_per_s": {
+                    "median": round(statistics.median(rates)),
+                    "min": round(min(rates)),
+                    "max": round(max(rates)),
+                },
+            }
     print(json.dumps(report, indent=2))
 
 

@@ -1,12 +1,12 @@
 """What a benchmark invocation leaves: a summary table on the console, `<stamp>.json`, PNG plots
 (throughput over time, latency CDF) and the results table in the README between the markers."""
+
 from __future__ import annotations
 
 import json
 import math
 import re
 from pathlib import Path
-from typing import Optional
 
 from rich.console import Console
 from rich.table import Table
@@ -41,16 +41,30 @@ def _range(figure: Figure, values: dict) -> str:
 
 
 def print_summary(report: dict, console: Console) -> None:
-    table = Table(title=f"plylog bench ({report['mode']}, {report['params']['runs']} run(s) each; "
-                        f"{report['host']['cpus']} CPUs)", title_justify="left")
-    for column, justify in (("figure", "left"), ("median", "right"), ("min – max", "right"), ("unit", "left"),
-                            ("goal", "right"), ("met", "center")):
+    table = Table(
+        title=f"plylog bench ({report['mode']}, {report['params']['runs']} run(s) each; {report['host']['cpus']} CPUs)",
+        title_justify="left",
+    )
+    for column, justify in (
+        ("figure", "left"),
+        ("median", "right"),
+        ("min – max", "right"),
+        ("unit", "left"),
+        ("goal", "right"),
+        ("met", "center"),
+    ):
         table.add_column(column, justify=justify)
     for figure, values in rows(report):
         met = _met(figure, values).replace("**", "")
         style = {"yes": "green", "no": "red"}.get(met, "")
-        table.add_row(figure.title(report["params"]), figure.format(values["median"]), _range(figure, values),
-                      figure.unit, str(figure.goal or ""), f"[{style}]{met}[/{style}]" if style else met)
+        table.add_row(
+            figure.title(report["params"]),
+            figure.format(values["median"]),
+            _range(figure, values),
+            figure.unit,
+            str(figure.goal or ""),
+            f"[{style}]{met}[/{style}]" if style else met,
+        )
     console.print(table)
     for name, summary in report["scenarios"].items():
         for note in summary["notes"]:
@@ -60,16 +74,20 @@ def print_summary(report: dict, console: Console) -> None:
 
 
 def markdown_table(report: dict, json_name: str) -> str:
-    lines = [f"Measured {report['started_at'][:16].replace('T', ' ')} ({report['mode']} mode, median of "
-             f"{report['params']['runs']} run(s), min – max beside it; {report['host']['cpus']} CPUs, Python "
-             f"{report['host']['python']}; full report `bench/results/{json_name}`).",
-             "",
-             "| figure | median | min – max | goal | met |",
-             "|---|---:|---:|---:|:---:|"]
+    lines = [
+        f"Measured {report['started_at'][:16].replace('T', ' ')} ({report['mode']} mode, median of "
+        f"{report['params']['runs']} run(s), min – max beside it; {report['host']['cpus']} CPUs, Python "
+        f"{report['host']['python']}; full report `bench/results/{json_name}`).",
+        "",
+        "| figure | median | min – max | goal | met |",
+        "|---|---:|---:|---:|:---:|",
+    ]
     for figure, values in rows(report):
         unit = f" {figure.unit}" if figure.unit else ""
-        lines.append(f"| {figure.title(report['params'])} | {figure.format(values['median'])}{unit} | "
-                      f"{_range(figure, values)} | {figure.goal or ''} | {_met(figure, values)} |")
+        lines.append(
+            f"| {figure.title(report['params'])} | {figure.format(values['median'])}{unit} | "
+            f"{_range(figure, values)} | {figure.goal or ''} | {_met(figure, values)} |"
+        )
     return "\n".join(lines)
 
 
@@ -87,8 +105,10 @@ def update_readme(readme: Path, report: dict, json_name: str) -> bool:
 def write(report: dict, out_dir: Path, stamp: str) -> list[Path]:
     """The JSON report and its plots; returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = [_plot_throughput(report, out_dir / f"{stamp}-throughput.png"),
-               _plot_latency(report, out_dir / f"{stamp}-latency.png")]
+    written = [
+        _plot_throughput(report, out_dir / f"{stamp}-throughput.png"),
+        _plot_latency(report, out_dir / f"{stamp}-latency.png"),
+    ]
     report["plots"] = [p.name for p in written if p is not None]
     path = out_dir / f"{stamp}.json"
     path.write_text(json.dumps(_without_nan(report), indent=1, allow_nan=False))
@@ -115,11 +135,14 @@ def _pyplot():
     return plt
 
 
-def _plot_throughput(report: dict, path: Path) -> Optional[Path]:
+def _plot_throughput(report: dict, path: Path) -> Path | None:
     from .measure import Series
 
-    curves = [(f"{name}: {label}", Series([tuple(p) for p in points]))
-              for name, summary in report["scenarios"].items() for label, points in summary.get("series", {}).items()]
+    curves = [
+        (f"{name}: {label}", Series([tuple(p) for p in points]))
+        for name, summary in report["scenarios"].items()
+        for label, points in summary.get("series", {}).items()
+    ]
     if not curves:
         return None
     plt = _pyplot()
@@ -139,9 +162,12 @@ def _plot_throughput(report: dict, path: Path) -> Optional[Path]:
     return path
 
 
-def _plot_latency(report: dict, path: Path) -> Optional[Path]:
-    curves = [(f"{name}: {label}", points) for name, summary in report["scenarios"].items()
-              for label, points in summary.get("latency_quantiles_ms", {}).items()]
+def _plot_latency(report: dict, path: Path) -> Path | None:
+    curves = [
+        (f"{name}: {label}", points)
+        for name, summary in report["scenarios"].items()
+        for label, points in summary.get("latency_quantiles_ms", {}).items()
+    ]
     if not curves:
         return None
     plt = _pyplot()
@@ -151,8 +177,11 @@ def _plot_latency(report: dict, path: Path) -> Optional[Path]:
     ax.set_xscale("log")
     ax.set_xlabel("latency (ms, log scale)")
     ax.set_ylabel("fraction of moves")
-    ax.set_title(f"Latency CDFs, median run: bots at {report['params']['latency_rate']:,.0f} moves/s offered; "
-                 f"{report['params']['http_bots']} HTTP bots", fontsize=10)
+    ax.set_title(
+        f"Latency CDFs, median run: bots at {report['params']['latency_rate']:,.0f} moves/s offered; "
+        f"{report['params']['http_bots']} HTTP bots",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()

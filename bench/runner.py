@@ -1,5 +1,6 @@
 """Run scenarios several times (round-robin, so a noisy moment hits one run of each rather than
 every run of one), then reduce every figure to median, min and max over the runs."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,9 +11,9 @@ import platform
 import shutil
 import time
 import traceback
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, Optional
 
 from rich.console import Console
 from rich.markup import escape
@@ -33,31 +34,68 @@ class Scenario:
     main: str  # the figure that picks the run whose curves are plotted (the median one)
     requires: tuple[str, ...] = ()
     needs_stack: bool = True  # Kafka and Redis (the peer needs neither)
-    unavailable: Callable[[], Optional[str]] = lambda: None  # why it cannot run here (it is skipped), or None
-    max_runs: Optional[int] = None  # runs per invocation at most (a scenario that repeats its measure itself)
+    unavailable: Callable[[], str | None] = lambda: None  # why it cannot run here (it is skipped), or None
+    max_runs: int | None = None  # runs per invocation at most (a scenario that repeats its measure itself)
 
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("baseline", "raw Kafka pass-through: aiokafka consume -> produce, no decoding", scenarios.baseline,
-             "records_per_s"),
-    Scenario("pipeline", "burst of moves: rules worker alone, then rules worker + projector", scenarios.pipeline,
-             "moves_per_s", requires=("baseline",)),
-    Scenario("latency", "closed-loop bots at a fixed offered rate, produce -> view readable", scenarios.latency_run,
-             "p99_ms"),
-    Scenario("floor", "the latency scenario's load on the design's hops with no work at them (bench/hops.py)",
-             scenarios.floor, "p99_ms"),
-    Scenario("replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"),
-    Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
-    Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
-    Scenario("recovery", "a rules worker SIGKILLed with a long history of finished matches in the log, restarted "
-             "(three kills in one run: the history takes most of a run to build)", scenarios.recovery, "recovery_s",
-             max_runs=1),
-    Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
-    Scenario("ws", "closed-loop clients over the gateway's seat socket (2 per match), then one client alone",
-             scenarios.ws, "moves_per_s"),
-    Scenario("peer", "boardgame.io 0.50.2 playing Strands: closed loop, then at the latency scenario's offered rate",
-             peer.run, "moves_per_s", needs_stack=False, unavailable=peer.unavailable),
-]}
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in [
+        Scenario(
+            "baseline",
+            "raw Kafka pass-through: aiokafka consume -> produce, no decoding",
+            scenarios.baseline,
+            "records_per_s",
+        ),
+        Scenario(
+            "pipeline",
+            "burst of moves: rules worker alone, then rules worker + projector",
+            scenarios.pipeline,
+            "moves_per_s",
+            requires=("baseline",),
+        ),
+        Scenario(
+            "latency",
+            "closed-loop bots at a fixed offered rate, produce -> view readable",
+            scenarios.latency_run,
+            "p99_ms",
+        ),
+        Scenario(
+            "floor",
+            "the latency scenario's load on the design's hops with no work at them (bench/hops.py)",
+            scenarios.floor,
+            "p99_ms",
+        ),
+        Scenario(
+            "replay", "offline fold per game (one core); plylog rebuild", scenarios.replay, "strands_records_per_s"
+        ),
+        Scenario("scale", "the same burst on 1, 2 and 3 rules workers", scenarios.scale, "workers_2_moves_per_s"),
+        Scenario("memory", "RSS with many active matches", scenarios.memory, "rules_rss_mib"),
+        Scenario(
+            "recovery",
+            "a rules worker SIGKILLed with a long history of finished matches in the log, restarted "
+            "(three kills in one run: the history takes most of a run to build)",
+            scenarios.recovery,
+            "recovery_s",
+            max_runs=1,
+        ),
+        Scenario("http", "closed-loop HTTP bots through the gateway (wait=true)", scenarios.http, "moves_per_s"),
+        Scenario(
+            "ws",
+            "closed-loop clients over the gateway's seat socket (2 per match), then one client alone",
+            scenarios.ws,
+            "moves_per_s",
+        ),
+        Scenario(
+            "peer",
+            "boardgame.io 0.50.2 playing Strands: closed loop, then at the latency scenario's offered rate",
+            peer.run,
+            "moves_per_s",
+            needs_stack=False,
+            unavailable=peer.unavailable,
+        ),
+    ]
+}
 
 
 def plan(names: list[str]) -> list[str]:
@@ -76,8 +114,9 @@ def needs_stack(names: list[str]) -> bool:
     return any(SCENARIOS[name].needs_stack for name in plan(names))
 
 
-def run(stack: BenchStack, params: Params, names: list[str], console: Console, mode: str,
-        profile_dir: Optional[Path] = None) -> dict:
+def run(
+    stack: BenchStack, params: Params, names: list[str], console: Console, mode: str, profile_dir: Path | None = None
+) -> dict:
     """Every run of every scenario; returns the report (see bench/report.py for its files)."""
     order = plan(names)
     skipped = {name: reason for name in order if (reason := SCENARIOS[name].unavailable())}
@@ -86,10 +125,18 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
     order = [name for name in order if name not in skipped]
     shutil.rmtree(stack.work_dir / "runs", ignore_errors=True)  # logs of the previous invocation
     on_stack = any(SCENARIOS[name].needs_stack for name in order)
-    report = {"version": 1, "mode": mode, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-              "params": dataclasses.asdict(params), "host": _host(), "scenarios": {}, "skipped": skipped,
-              "stack": {"kafka": stack.bootstrap, "redis": stack.redis_url, "partitions": stack.partitions}
-              if on_stack else None}
+    report = {
+        "version": 1,
+        "mode": mode,
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "params": dataclasses.asdict(params),
+        "host": _host(),
+        "scenarios": {},
+        "skipped": skipped,
+        "stack": {"kafka": stack.bootstrap, "redis": stack.redis_url, "partitions": stack.partitions}
+        if on_stack
+        else None,
+    }
     outcomes: dict[str, list] = {name: [] for name in order}
     columns = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as bar:
@@ -105,8 +152,9 @@ def run(stack: BenchStack, params: Params, names: list[str], console: Console, m
             for name in order:
                 if number >= runs_of(SCENARIOS[name], params):
                     continue
-                bar.update(current, description=f"{name} (run {number + 1}/{runs_of(SCENARIOS[name], params)})",
-                           completed=0)
+                bar.update(
+                    current, description=f"{name} (run {number + 1}/{runs_of(SCENARIOS[name], params)})", completed=0
+                )
                 outcomes[name].append(_one_run(SCENARIOS[name], ctx, bar.console))
                 bar.advance(total)
         bar.update(current, description="done", completed=1000)
@@ -144,9 +192,13 @@ def summarise(scenario: Scenario, outcomes: list) -> dict:
     runs = [r for r in outcomes if isinstance(r, RunResult)]
     keys = list(dict.fromkeys(k for r in runs for k in r.figures))
     figures = {k: spread([r.figures.get(k, math.nan) for r in runs]) for k in keys}
-    summary = {"title": scenario.title, "runs": len(outcomes), "figures": figures,
-               "notes": sorted({n for r in runs for n in r.notes}),
-               "errors": [f"{type(e).__name__}: {e}" for e in outcomes if isinstance(e, Exception)]}
+    summary = {
+        "title": scenario.title,
+        "runs": len(outcomes),
+        "figures": figures,
+        "notes": sorted({n for r in runs for n in r.notes}),
+        "errors": [f"{type(e).__name__}: {e}" for e in outcomes if isinstance(e, Exception)],
+    }
     median_run = _median_run(runs, scenario.main, figures.get(scenario.main, {}).get("median"))
     if median_run is not None:
         summary["series"] = {label: s.to_json() for label, s in median_run.series.items()}
@@ -154,7 +206,7 @@ def summarise(scenario: Scenario, outcomes: list) -> dict:
     return summary
 
 
-def _median_run(runs: list[RunResult], key: str, median: Optional[float]) -> Optional[RunResult]:
+def _median_run(runs: list[RunResult], key: str, median: float | None) -> RunResult | None:
     if not runs:
         return None
     if median is None:
@@ -165,7 +217,7 @@ def _median_run(runs: list[RunResult], key: str, median: Optional[float]) -> Opt
 def _quantiles(sorted_values: list[float]) -> list[list[float]]:
     """(quantile %, ms) at every half percent and the max: enough for a CDF plot."""
     points = [[q / 2, round(percentile(sorted_values, q / 2), 3)] for q in range(1, 200)]
-    return points + [[100.0, round(sorted_values[-1], 3)]]
+    return [*points, [100.0, round(sorted_values[-1], 3)]]
 
 
 def attach_goals(report: dict) -> None:
@@ -174,10 +226,17 @@ def attach_goals(report: dict) -> None:
         if summary is None or figure.goal is None or figure.key not in summary["figures"]:
             continue
         value = summary["figures"][figure.key]["median"]
-        summary.setdefault("goals", {})[figure.key] = {"op": figure.goal.op, "value": figure.goal.value,
-                                                       "met": figure.goal.met(value)}
+        summary.setdefault("goals", {})[figure.key] = {
+            "op": figure.goal.op,
+            "value": figure.goal.value,
+            "met": figure.goal.met(value),
+        }
 
 
 def _host() -> dict:
-    return {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-            "load_average_start": list(os.getloadavg())}
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_start": list(os.getloadavg()),
+    }

@@ -6,6 +6,7 @@ partitions assigned), then produce a large pre-generated load as fast as the cli
 (~150,000 records/s in whole batches, so the producer finishes long before the consumers and
 costs them little CPU) and time from the first send until the last record is done.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,10 +18,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Optional
-
+from typing import Any
 
 from games.fold import encode
 from services.common import moves_log, redis_client
@@ -32,8 +33,18 @@ from .cpu_clock import machine_busy_seconds
 from .loadgen import GAMES, LoadSpec, Playouts, Record, cached, match_key, produce_all, produce_at_rate
 from .logs import interleave, random_match
 from .measure import EndOffsets, Series, count_records, follow, latency_figures
-from .procs import (PROJECTOR_CONSUMER, REPO, Service, Services, floor_hops, gateway, passthrough, projector,
-                    rules_worker, service_env)
+from .procs import (
+    PROJECTOR_CONSUMER,
+    REPO,
+    Service,
+    Services,
+    floor_hops,
+    gateway,
+    passthrough,
+    projector,
+    rules_worker,
+    service_env,
+)
 from .replay_bench import replay_rate
 from .stack import BenchStack, RunSpace
 
@@ -42,35 +53,53 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Params:
-    runs: int = 3                    # runs per scenario (each figure: median, min, max)
-    warmup: bool = True              # one unrecorded baseline run first (a fresh broker's JVM is slow)
-    moves: int = 100_000             # throughput load (baseline, pipeline, scale)
-    open_matches: int = 1_000        # matches in progress at once in that load
-    latency_rate: float = 1_000.0    # offered moves/s
+    runs: int = 3  # runs per scenario (each figure: median, min, max)
+    warmup: bool = True  # one unrecorded baseline run first (a fresh broker's JVM is slow)
+    moves: int = 100_000  # throughput load (baseline, pipeline, scale)
+    open_matches: int = 1_000  # matches in progress at once in that load
+    latency_rate: float = 1_000.0  # offered moves/s
     latency_seconds: float = 30.0
-    latency_warmup_s: float = 3.0    # moves sent before this are not counted
+    latency_warmup_s: float = 3.0  # moves sent before this are not counted
     latency_bots: int = 400
     memory_matches: int = 10_000
-    memory_moves_each: int = 4       # records per match after its create (all matches stay active)
-    replay_matches: int = 300        # per game
-    http_bots: int = 48              # concurrent closed-loop HTTP clients
+    memory_moves_each: int = 4  # records per match after its create (all matches stay active)
+    replay_matches: int = 300  # per game
+    http_bots: int = 48  # concurrent closed-loop HTTP clients
     http_seconds: float = 20.0
-    ws_matches: int = 200            # seat-socket clients: matches played at once, 2 sockets each (as the peer's)
-    ws_single_matches: int = 4       # then one client alone: matches played one move at a time
-    peer_warmup_matches: int = 100   # boardgame.io: matches played on each fresh server before it is measured
-    peer_matches: int = 200          # its closed-loop throughput run
+    ws_matches: int = 200  # seat-socket clients: matches played at once, 2 sockets each (as the peer's)
+    ws_single_matches: int = 4  # then one client alone: matches played one move at a time
+    peer_warmup_matches: int = 100  # boardgame.io: matches played on each fresh server before it is measured
+    peer_matches: int = 200  # its closed-loop throughput run
     peer_latency_matches: int = 200  # its run at `latency_rate` offered
     recovery_moves: int = 1_000_000  # moves of finished matches in the log when the worker is killed
-    recovery_active: int = 1_000     # and matches in progress (5 records each)
+    recovery_active: int = 1_000  # and matches in progress (5 records each)
     recovery_settle_s: float = 150.0  # after the load, before the first kill: Kafka's cleaner compacts the changelog
-    recovery_kills: int = 3          # SIGKILL + restart, one after the other (the figure: their median)
+    recovery_kills: int = 3  # SIGKILL + restart, one after the other (the figure: their median)
 
 
 FULL = Params()
-QUICK = Params(runs=1, warmup=False, moves=3_000, open_matches=200, latency_seconds=5.0, latency_warmup_s=1.0,
-               latency_bots=100, memory_matches=400, replay_matches=15, http_bots=16, http_seconds=4.0,
-               ws_matches=50, ws_single_matches=1, peer_warmup_matches=20, peer_matches=50, peer_latency_matches=50,
-               recovery_moves=20_000, recovery_active=200, recovery_settle_s=0.0, recovery_kills=1)
+QUICK = Params(
+    runs=1,
+    warmup=False,
+    moves=3_000,
+    open_matches=200,
+    latency_seconds=5.0,
+    latency_warmup_s=1.0,
+    latency_bots=100,
+    memory_matches=400,
+    replay_matches=15,
+    http_bots=16,
+    http_seconds=4.0,
+    ws_matches=50,
+    ws_single_matches=1,
+    peer_warmup_matches=20,
+    peer_matches=50,
+    peer_latency_matches=50,
+    recovery_moves=20_000,
+    recovery_active=200,
+    recovery_settle_s=0.0,
+    recovery_kills=1,
+)
 
 
 @dataclass
@@ -87,11 +116,11 @@ class Context:
     params: Params
     say: Callable[[str], None] = lambda _: None
     step: Callable[[float], None] = lambda _: None  # progress of the current run, 0..1
-    profile_dir: Optional[Path] = None  # py-spy flame graphs of the processes under test go here
+    profile_dir: Path | None = None  # py-spy flame graphs of the processes under test go here
     run_number: int = 1
     _loads: dict = field(default_factory=dict)
 
-    def profile(self, label: str) -> Optional[Path]:
+    def profile(self, label: str) -> Path | None:
         """Path prefix for the flame graphs of this run's processes (None: no profiling)."""
         return None if self.profile_dir is None else self.profile_dir / f"{label}-run{self.run_number}"
 
@@ -106,8 +135,9 @@ class Context:
 
     def throughput_load(self) -> list[Record]:
         p = self.params
-        return self.memo(("mixed", p.moves, p.open_matches),
-                         lambda: self.playouts(LoadSpec.for_moves(p.moves)).mixed(p.open_matches))
+        return self.memo(
+            ("mixed", p.moves, p.open_matches), lambda: self.playouts(LoadSpec.for_moves(p.moves)).mixed(p.open_matches)
+        )
 
 
 # --- progress measures ---------------------------------------------------------------------------
@@ -156,17 +186,20 @@ async def progress_of(ctx: Context, space: RunSpace, until_projector: bool) -> A
             yield results.total
 
 
-async def burst(ctx: Context, space: RunSpace, records: list[Record], running: Services,
-                until_projector: bool = False) -> Burst:
+async def burst(
+    ctx: Context, space: RunSpace, records: list[Record], running: Services, until_projector: bool = False
+) -> Burst:
     """Produce `records` as fast as possible and follow the progress until all are done."""
     async with progress_of(ctx, space, until_projector) as progress:
         cpu_before = running.cpu_seconds()
         started = time.perf_counter()
-        sending = asyncio.ensure_future(produce_all(ctx.stack.bootstrap, space.topics.moves, records,
-                                                    ctx.stack.partitions))
+        sending = asyncio.ensure_future(
+            produce_all(ctx.stack.bootstrap, space.topics.moves, records, ctx.stack.partitions)
+        )
         try:
-            series = await follow(progress, len(records), on_sample=lambda done: ctx.step(done / len(records)),
-                                  check=running.check_alive)
+            series = await follow(
+                progress, len(records), on_sample=lambda done: ctx.step(done / len(records)), check=running.check_alive
+            )
             elapsed = time.perf_counter() - started
             cpu_after = running.cpu_seconds()
         finally:
@@ -175,8 +208,9 @@ async def burst(ctx: Context, space: RunSpace, records: list[Record], running: S
     return Burst(len(records) / elapsed, series, cpu_us)
 
 
-async def throughput(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]],
-                     until_projector: bool = False) -> Burst:
+async def throughput(
+    ctx: Context, label: str, make: Callable[[RunSpace], list[Service]], until_projector: bool = False
+) -> Burst:
     with ctx.stack.run_space(label) as space, Services(*make(space), profile=ctx.profile(label)) as running:
         return await burst(ctx, space, ctx.throughput_load(), running, until_projector)
 
@@ -184,17 +218,29 @@ async def throughput(ctx: Context, label: str, make: Callable[[RunSpace], list[S
 # --- scenarios -----------------------------------------------------------------------------------
 async def baseline(ctx: Context) -> RunResult:
     measured = await throughput(ctx, "baseline", lambda space: [passthrough(ctx.stack, space)])
-    return RunResult({"records_per_s": measured.rate, "cpu_us_per_record": measured.cpu_us["passthrough"]},
-                     {"baseline pass-through": measured.series})
+    return RunResult(
+        {"records_per_s": measured.rate, "cpu_us_per_record": measured.cpu_us["passthrough"]},
+        {"baseline pass-through": measured.series},
+    )
 
 
 async def pipeline(ctx: Context) -> RunResult:
     rules = await throughput(ctx, "rules", lambda space: [rules_worker(ctx.stack, space)])
-    both = await throughput(ctx, "pipeline", lambda space: [rules_worker(ctx.stack, space), projector(ctx.stack, space)],
-                            until_projector=True)
-    return RunResult({"rules_moves_per_s": rules.rate, "rules_cpu_us_per_move": rules.cpu_us["rules-1"],
-                      "moves_per_s": both.rate, "projector_cpu_us_per_result": both.cpu_us["projector"]},
-                     {"rules worker only": rules.series, "pipeline (rules + projector)": both.series})
+    both = await throughput(
+        ctx,
+        "pipeline",
+        lambda space: [rules_worker(ctx.stack, space), projector(ctx.stack, space)],
+        until_projector=True,
+    )
+    return RunResult(
+        {
+            "rules_moves_per_s": rules.rate,
+            "rules_cpu_us_per_move": rules.cpu_us["rules-1"],
+            "moves_per_s": both.rate,
+            "projector_cpu_us_per_result": both.cpu_us["projector"],
+        },
+        {"rules worker only": rules.series, "pipeline (rules + projector)": both.series},
+    )
 
 
 SCALE_WORKERS = (1, 2, 3)
@@ -211,24 +257,32 @@ async def scale(ctx: Context) -> RunResult:
         for standbys, suffix in ((None, ""), (0, "_no_standby")):
             if workers == 1 and standbys == 0:
                 continue  # one worker has no standby anyway
-            measured = await throughput(ctx, f"scale{workers}{suffix}", lambda space: [
-                rules_worker(ctx.stack, space, n + 1, standbys) for n in range(workers)])
+            measured = await throughput(
+                ctx,
+                f"scale{workers}{suffix}",
+                lambda space: [rules_worker(ctx.stack, space, n + 1, standbys) for n in range(workers)],
+            )
             run.figures[f"workers_{workers}{suffix}_moves_per_s"] = measured.rate
             run.figures[f"workers_{workers}{suffix}_cpu_us_per_move"] = sum(measured.cpu_us.values())
             label = f"{workers} rules worker{'s' if workers > 1 else ''}{', no standby' if suffix else ''}"
             run.series[label] = measured.series
     one = run.figures["workers_1_cpu_us_per_move"]
     for workers in SCALE_WORKERS[1:]:
-        run.figures[f"speedup_{workers}"] = run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+        run.figures[f"speedup_{workers}"] = (
+            run.figures[f"workers_{workers}_moves_per_s"] / run.figures["workers_1_moves_per_s"]
+        )
         run.figures[f"cpu_ratio_{workers}"] = run.figures[f"workers_{workers}_cpu_us_per_move"] / one
-        run.figures[f"cpu_ratio_{workers}_no_standby"] = run.figures[f"workers_{workers}_no_standby_cpu_us_per_move"] / one
+        run.figures[f"cpu_ratio_{workers}_no_standby"] = (
+            run.figures[f"workers_{workers}_no_standby_cpu_us_per_move"] / one
+        )
     run.figures["speedup"] = run.figures["speedup_2"]
     return run
 
 
 async def latency_run(ctx: Context) -> RunResult:
-    return await _closed_loop_latency(ctx, "latency", lambda space: [rules_worker(ctx.stack, space),
-                                                                    projector(ctx.stack, space)])
+    return await _closed_loop_latency(
+        ctx, "latency", lambda space: [rules_worker(ctx.stack, space), projector(ctx.stack, space)]
+    )
 
 
 async def floor(ctx: Context) -> RunResult:
@@ -249,12 +303,29 @@ async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpac
     with ctx.stack.run_space(label) as space, Services(*make(space), profile=ctx.profile(label)):
         async with latency.observing(ctx.stack, space, seen):
             started = time.perf_counter()
-            report = await latency.play(ctx.stack.bootstrap, space.topics.moves, matches, p.latency_bots,
-                                        p.latency_rate, p.latency_seconds, seen, ctx.step)
-    run = RunResult({"offered_per_s": p.latency_rate, "achieved_per_s": report.achieved_rate,
-                     "rate_held": report.achieved_rate / p.latency_rate,
-                     "missed_ticks": report.missed_ticks, "unanswered": report.unanswered})
-    for observer, where, prefix in (("views", "to the view in Redis", ""), ("results", "to the result on Kafka", "results_")):
+            report = await latency.play(
+                ctx.stack.bootstrap,
+                space.topics.moves,
+                matches,
+                p.latency_bots,
+                p.latency_rate,
+                p.latency_seconds,
+                seen,
+                ctx.step,
+            )
+    run = RunResult(
+        {
+            "offered_per_s": p.latency_rate,
+            "achieved_per_s": report.achieved_rate,
+            "rate_held": report.achieved_rate / p.latency_rate,
+            "missed_ticks": report.missed_ticks,
+            "unanswered": report.unanswered,
+        }
+    )
+    for observer, where, prefix in (
+        ("views", "to the view in Redis", ""),
+        ("results", "to the result on Kafka", "results_"),
+    ):
         values = seen.latencies_ms(observer, after=started + p.latency_warmup_s)
         run.latencies[where] = values
         run.figures.update(latency_figures(values, prefix))
@@ -271,9 +342,15 @@ async def memory(ctx: Context) -> RunResult:
             await burst(ctx, space, playouts.mixed(len(playouts)), running, until_projector=True)
             await asyncio.sleep(1.0)  # let the last batch's garbage go
             loaded = {s.name: s.rss_bytes() / MIB for s in services}
-    return RunResult({"active_matches": len(playouts), "rules_rss_mib": loaded["rules-1"],
-                      "rules_idle_rss_mib": idle["rules-1"], "projector_rss_mib": loaded["projector"],
-                      "projector_idle_rss_mib": idle["projector"]})
+    return RunResult(
+        {
+            "active_matches": len(playouts),
+            "rules_rss_mib": loaded["rules-1"],
+            "rules_idle_rss_mib": idle["rules-1"],
+            "projector_rss_mib": loaded["projector"],
+            "projector_idle_rss_mib": idle["projector"],
+        }
+    )
 
 
 async def recovery(ctx: Context) -> RunResult:
@@ -294,13 +371,16 @@ async def recovery(ctx: Context) -> RunResult:
         with Services(worker, profile=ctx.profile("recovery")) as running:
             await burst(ctx, space, finished, running)
             if p.recovery_settle_s:
-                await produce_at_rate(ctx.stack.bootstrap, space.topics.moves, trickle, len(trickle) / p.recovery_settle_s)
+                await produce_at_rate(
+                    ctx.stack.bootstrap, space.topics.moves, trickle, len(trickle) / p.recovery_settle_s
+                )
             else:
                 await produce_all(ctx.stack.bootstrap, space.topics.moves, trickle, ctx.stack.partitions)
             async with EndOffsets(ctx.stack.bootstrap, space.topics.results, ctx.stack.partitions) as results:
                 await follow(results.total, len(finished) + len(trickle), check=running.check_alive)
-            run.figures["changelog_records"] = await count_records(ctx.stack.bootstrap, space.topics.rules_changelog,
-                                                                   ctx.stack.partitions)
+            run.figures["changelog_records"] = await count_records(
+                ctx.stack.bootstrap, space.topics.rules_changelog, ctx.stack.partitions
+            )
             seconds = []
             for _ in range(p.recovery_kills):
                 worker.kill()
@@ -308,8 +388,13 @@ async def recovery(ctx: Context) -> RunResult:
                 worker.start()
                 await asyncio.to_thread(worker.wait_ready, 300.0)
                 seconds.append(time.perf_counter() - started)
-            run.figures.update({"recovery_s": sorted(seconds)[len(seconds) // 2], "recovery_max_s": max(seconds),
-                                "rss_mib": worker.rss_bytes() / MIB})
+            run.figures.update(
+                {
+                    "recovery_s": sorted(seconds)[len(seconds) // 2],
+                    "recovery_max_s": max(seconds),
+                    "rss_mib": worker.rss_bytes() / MIB,
+                }
+            )
     return run
 
 
@@ -335,6 +420,7 @@ async def replay(ctx: Context) -> RunResult:
 def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
     """The results and outcomes the rules worker gives for the throughput load (the same fold,
     offline), each result keyed to its move's partition as the worker writes it."""
+
     def fold() -> tuple[list[Record], list[Record]]:
         offsets: dict[int, int] = defaultdict(int)
         placed = []
@@ -362,8 +448,9 @@ async def rebuild(ctx: Context) -> float:
         await produce_all(ctx.stack.bootstrap, space.topics.results, results, ctx.stack.partitions)
         await produce_all(ctx.stack.bootstrap, space.topics.outcomes, outcomes, 1)
         env = {**os.environ, **service_env(ctx.stack, space), "PYTHONPATH": str(REPO)}
-        done = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], env=env, cwd=REPO,
-                              capture_output=True, timeout=900)
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "rebuild"], env=env, cwd=REPO, capture_output=True, timeout=900
+        )
     said = done.stdout + done.stderr
     found = REBUILT.search(said)
     if done.returncode or not found:
@@ -380,19 +467,34 @@ async def http(ctx: Context) -> RunResult:
     pool = ctx.playouts(LoadSpec.for_moves(int(p.http_seconds * 1500) + 2000, seed=13))
     with ctx.stack.run_space("http") as space:
         front = gateway(ctx.stack, space)
-        with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
-                      profile=ctx.profile("http")) as running:
+        with Services(
+            rules_worker(ctx.stack, space), projector(ctx.stack, space), front, profile=ctx.profile("http")
+        ) as running:
             cpu_before = running.cpu_seconds()
-            tally, seconds = await http_bots.play(front.ready_url.rsplit("/", 1)[0], front.env["PLYLOG_OPERATOR_KEY"],
-                                                  iter(pool), p.http_bots, p.http_seconds, ctx.step)
+            tally, seconds = await http_bots.play(
+                front.ready_url.rsplit("/", 1)[0],
+                front.env["PLYLOG_OPERATOR_KEY"],
+                iter(pool),
+                p.http_bots,
+                p.http_seconds,
+                ctx.step,
+            )
             cpu_after = running.cpu_seconds()
     if not tally.latencies_ms:
         raise RuntimeError(f"no HTTP action succeeded; first failures: {tally.failures}")
     values = sorted(tally.latencies_ms)
-    run = RunResult({"moves_per_s": tally.moves / seconds, "failed": tally.failed, **latency_figures(values),
-                     **{f"{name.split('-')[0]}_cpu_us_per_move": (cpu_after[name] - cpu_before[name]) * 1e6 / tally.moves
-                        for name in cpu_before}},
-                    latencies={f"{p.http_bots} HTTP bots, request -> applied result": values})
+    run = RunResult(
+        {
+            "moves_per_s": tally.moves / seconds,
+            "failed": tally.failed,
+            **latency_figures(values),
+            **{
+                f"{name.split('-')[0]}_cpu_us_per_move": (cpu_after[name] - cpu_before[name]) * 1e6 / tally.moves
+                for name in cpu_before
+            },
+        },
+        latencies={f"{p.http_bots} HTTP bots, request -> applied result": values},
+    )
     if tally.failed:
         run.notes.append(f"{tally.failed} HTTP requests failed or were rejected, e.g. {tally.failures[0]}")
     return run
@@ -423,6 +525,7 @@ async def ws(ctx: Context) -> RunResult:
     (rules worker, projector and gateway running, as for `http`)."""
     p = ctx.params
     count = max(p.ws_matches, p.ws_single_matches)
+
     def make() -> list[list[bytes]]:
         ctx.say(f"generating {count} random {WS_GAME} matches (seed {WS_SEED}) ...")
         return [list(random_match(WS_GAME, WS_SEED, n)) for n in range(count)]
@@ -430,33 +533,46 @@ async def ws(ctx: Context) -> RunResult:
     pool = ctx.memo(("ws", count), make)
     with ctx.stack.run_space("ws") as space:
         front = gateway(ctx.stack, space)
-        with Services(rules_worker(ctx.stack, space), projector(ctx.stack, space), front,
-                      profile=ctx.profile("ws")) as running:
+        with Services(
+            rules_worker(ctx.stack, space), projector(ctx.stack, space), front, profile=ctx.profile("ws")
+        ) as running:
             url, key = front.ready_url.rsplit("/", 1)[0], front.env["PLYLOG_OPERATOR_KEY"]
-            book, seconds, cpu = await ws_bots.closed_loop(url, key, pool[:p.ws_matches], lambda: whole_machine(running),
-                                                          lambda f: ctx.step(0.85 * f))
+            book, seconds, cpu = await ws_bots.closed_loop(
+                url, key, pool[: p.ws_matches], lambda: whole_machine(running), lambda f: ctx.step(0.85 * f)
+            )
             running.check_alive()
             await asyncio.sleep(1.0)  # the last matches' results settle: the client is alone next
-            alone = await ws_bots.single_client(url, key, pool[:p.ws_single_matches],
-                                                lambda f: ctx.step(0.85 + 0.15 * f))
+            alone = await ws_bots.single_client(
+                url, key, pool[: p.ws_single_matches], lambda f: ctx.step(0.85 + 0.15 * f)
+            )
             running.check_alive()
     if not book.latencies_ms or not alone.latencies_ms:
-        raise RuntimeError("no seat-socket action was answered accepted; first failures: "
-                           f"{book.failures + alone.failures}")
+        raise RuntimeError(
+            f"no seat-socket action was answered accepted; first failures: {book.failures + alone.failures}"
+        )
     single = sorted(alone.latencies_ms)
     measured = ws_bots.figures_of(book, seconds, cpu)
     services = ("gateway", "rules", "projector")
     if all(f"{name}_cpu_us_per_move" in measured for name in services):
         measured["services_cpu_us_per_move"] = sum(measured[f"{name}_cpu_us_per_move"] for name in services)
-    run = RunResult({**measured, **cpu_budget(cpu["machine"], seconds, book.moves),
-                     "matches": float(p.ws_matches),
-                     **latency_figures(single, "single_"), "single_moves": float(alone.moves)},
-                    latencies={f"{p.ws_matches} matches closed loop, 2 seat sockets each: action -> its result":
-                               sorted(book.latencies_ms), "one client alone: action -> its result": single})
+    run = RunResult(
+        {
+            **measured,
+            **cpu_budget(cpu["machine"], seconds, book.moves),
+            "matches": float(p.ws_matches),
+            **latency_figures(single, "single_"),
+            "single_moves": float(alone.moves),
+        },
+        latencies={
+            f"{p.ws_matches} matches closed loop, 2 seat sockets each: action -> its result": sorted(book.latencies_ms),
+            "one client alone: action -> its result": single,
+        },
+    )
     for name, tally in (("closed loop", book), ("one client", alone)):
         if tally.failed:
-            run.notes.append(f"{name}: {tally.failed} matches stopped (rejected, refused or socket lost), "
-                             f"e.g. {tally.failures[0]}")
+            run.notes.append(
+                f"{name}: {tally.failed} matches stopped (rejected, refused or socket lost), e.g. {tally.failures[0]}"
+            )
         if tally.pending:
             run.notes.append(f"{name}: {tally.pending} actions answered pending (no result within the gateway's wait)")
     return run

@@ -1,13 +1,14 @@
 """Where the benchmarks run: a Kafka broker and a Redis, and a private set of topics and Redis
 keys for every measured run (so runs never see each other's records and leave nothing behind)."""
+
 from __future__ import annotations
 
 import contextlib
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
 
 from services.common import kafka_admin, redis_client
 from services.common.settings import Topics
@@ -21,8 +22,8 @@ def bench_dir(home: Path) -> Path:
 
 @dataclass(frozen=True)
 class BenchStack:
-    bootstrap: Optional[str]  # None (with redis_url): no Kafka and Redis, for scenarios that need none
-    redis_url: Optional[str]
+    bootstrap: str | None  # None (with redis_url): no Kafka and Redis, for scenarios that need none
+    redis_url: str | None
     work_dir: Path  # logs and data of the processes the benchmarks start; the load cache
     partitions: int = 12
     replication: int = 1  # 3 on a cluster (with min.insync.replicas 2)
@@ -36,15 +37,21 @@ class BenchStack:
         return self.work_dir / "cache"
 
     @contextlib.contextmanager
-    def run_space(self, label: str) -> Iterator["RunSpace"]:
+    def run_space(self, label: str) -> Iterator[RunSpace]:
         """Fresh contract topics and a fresh Redis key prefix for one run; all deleted afterwards
         (with the topics Faust makes for itself under the same prefix)."""
         token = uuid.uuid4().hex[:8]
-        space = RunSpace(Topics(f"bench-{label}-{token}."), f"bench:{label}:{token}:",
-                         self.work_dir / "runs" / f"{label}-{token}")
+        space = RunSpace(
+            Topics(f"bench-{label}-{token}."), f"bench:{label}:{token}:", self.work_dir / "runs" / f"{label}-{token}"
+        )
         space.dir.mkdir(parents=True)
-        kafka_admin.ensure_contract_topics(self.bootstrap, space.topics.prefix, self.partitions,
-                                           replication=self.replication, min_insync=self.min_insync)
+        kafka_admin.ensure_contract_topics(
+            self.bootstrap,
+            space.topics.prefix,
+            self.partitions,
+            replication=self.replication,
+            min_insync=self.min_insync,
+        )
         try:
             yield space
         finally:

@@ -15,14 +15,15 @@ per whole second (steady: the median whole second, the first and the partial las
 as load.js does). `sequential` mode (the single-client figure) sends a match's next action only
 once the previous one's result has come back to its sender: one client, one move at a time.
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import httpx
 import orjson
@@ -34,8 +35,8 @@ from .measure import latency_figures
 
 SETUP_CONCURRENCY = 25  # creates and socket opens in flight at once (load.js: 25)
 PLAY_TIMEOUT_S = 300.0  # load.js's default --timeout
-STALL_S = 30.0          # no move answered for this long: the run is stuck
-OPEN_RETRIES = 5        # a socket refused with 4404: the create may not be projected yet
+STALL_S = 30.0  # no move answered for this long: the run is stuck
+OPEN_RETRIES = 5  # a socket refused with 4404: the create may not be projected yet
 
 
 @dataclass
@@ -47,16 +48,16 @@ class Book:
     sent: dict[str, float] = field(default_factory=dict)  # event id -> when it was sent
     latencies_ms: list[float] = field(default_factory=list)
     per_second: Counter = field(default_factory=Counter)
-    moves: int = 0        # actions answered accepted
-    failed: int = 0       # rejected, refused (an `error`), or a socket lost: that match stops
-    pending: int = 0      # answered "pending" (no result within the gateway's wait)
+    moves: int = 0  # actions answered accepted
+    failed: int = 0  # rejected, refused (an `error`), or a socket lost: that match stops
+    pending: int = 0  # answered "pending" (no result within the gateway's wait)
     failures: list[str] = field(default_factory=list)
     last_answer: float = 0.0
 
     def send(self, event_id: str, now: float) -> None:
         self.sent[event_id] = now
 
-    def answer(self, event_id: str, status: str, now: float, reason: object = None) -> Optional[float]:
+    def answer(self, event_id: str, status: str, now: float, reason: object = None) -> float | None:
         """The `result` of `event_id` came at `now`: its latency (ms) when accepted, else None."""
         sent = self.sent.pop(event_id, None)
         if sent is None:
@@ -74,7 +75,7 @@ class Book:
         self.per_second[int(now - self.started)] += 1
         return took
 
-    def steady(self, elapsed: float) -> Optional[float]:
+    def steady(self, elapsed: float) -> float | None:
         """Moves in the median whole second, the first and the partial last left out; a play too
         short for one such second (the quick bench's, since sockets got faster): its mean rate."""
         bins = sorted(self.per_second.get(second, 0) for second in range(1, int(elapsed)))
@@ -87,14 +88,20 @@ def figures_of(book: Book, elapsed: float, cpu_s: dict[str, float], prefix: str 
     """The scenario's figures of one play: moves/s (whole, steady), latency quantiles, failures and
     every process's CPU per move (µs; `cpu_s`: process name -> CPU seconds spent while playing)."""
     values = sorted(book.latencies_ms)
-    figures = {"moves_per_s": book.moves / elapsed if elapsed > 0 else 0.0, "moves": float(book.moves),
-               "failed": float(book.failed), "pending": float(book.pending), **latency_figures(values)}
+    figures = {
+        "moves_per_s": book.moves / elapsed if elapsed > 0 else 0.0,
+        "moves": float(book.moves),
+        "failed": float(book.failed),
+        "pending": float(book.pending),
+        **latency_figures(values),
+    }
     steady = book.steady(elapsed)
     if steady is not None:
         figures["steady_moves_per_s"] = steady
     if book.moves:
-        figures.update({f"{name.split('-')[0]}_cpu_us_per_move": seconds * 1e6 / book.moves
-                        for name, seconds in cpu_s.items()})
+        figures.update(
+            {f"{name.split('-')[0]}_cpu_us_per_move": seconds * 1e6 / book.moves for name, seconds in cpu_s.items()}
+        )
     return {f"{prefix}{key}": value for key, value in figures.items()}
 
 
@@ -107,15 +114,16 @@ class Table:
     tokens: list[str]
     actions: list[tuple[int, dict]]
     sequential: bool = False
-    base_seq: Optional[int] = None
+    base_seq: int | None = None
     next: int = 0
-    seats: list["SeatClient"] = field(default_factory=list)
+    seats: list[SeatClient] = field(default_factory=list)
     over: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
-    def of(cls, made: Created, records: list[dict], sequential: bool = False) -> "Table":
-        return cls(made.match_id, made.tokens, [(made.seat_of[r["player"]], r["action"]) for r in records[1:]],
-                   sequential)
+    def of(cls, made: Created, records: list[dict], sequential: bool = False) -> Table:
+        return cls(
+            made.match_id, made.tokens, [(made.seat_of[r["player"]], r["action"]) for r in records[1:]], sequential
+        )
 
     @property
     def final_seq(self) -> int:
@@ -136,9 +144,9 @@ class SeatClient:
 
     def __init__(self, table: Table, seat: int, book: Book):
         self.table, self.seat, self.book = table, seat, book
-        self.socket: Optional[ClientConnection] = None
+        self.socket: ClientConnection | None = None
         self.seen = 0  # the highest accepted seq this socket was told of
-        self.waiting: Optional[str] = None  # the event id of this socket's action in flight
+        self.waiting: str | None = None  # the event id of this socket's action in flight
 
     async def open(self, ws_url: str) -> None:
         url = f"{ws_url}/v1/matches/{self.table.match_id}/play"
@@ -216,17 +224,24 @@ async def _limited(jobs, limit: int) -> list:
     return await asyncio.gather(*(one(job) for job in jobs))
 
 
-async def set_up(base_url: str, operator_key: str, matches: list[list[bytes]], book: Book,
-                 sequential: bool = False, on_tick: Callable[[float], None] = lambda _: None) -> list[Table]:
+async def set_up(
+    base_url: str,
+    operator_key: str,
+    matches: list[list[bytes]],
+    book: Book,
+    sequential: bool = False,
+    on_tick: Callable[[float], None] = lambda _: None,
+) -> list[Table]:
     """Make the matches (HTTP) and open both seats' sockets of each; the tables, greeted."""
     decoded = [[orjson.loads(raw) for raw in match] for match in matches]
     async with httpx.AsyncClient(base_url=base_url, timeout=30.0, verify=False) as client:
-        made = await _limited([create_match(client, operator_key, records, n) for n, records in enumerate(decoded)],
-                              SETUP_CONCURRENCY)
+        made = await _limited(
+            [create_match(client, operator_key, records, n) for n, records in enumerate(decoded)], SETUP_CONCURRENCY
+        )
     refused = [m for m in made if isinstance(m, str)]
     if refused:
         raise RuntimeError(f"{len(refused)} of {len(made)} creates failed, e.g. {refused[0]}")
-    tables = [Table.of(m, records, sequential) for m, records in zip(made, decoded)]
+    tables = [Table.of(m, records, sequential) for m, records in zip(made, decoded, strict=False)]
     ws_url = base_url.replace("http", "ws", 1)
     opened = 0
 
@@ -247,8 +262,12 @@ async def close_all(tables: list[Table]) -> None:
     await asyncio.gather(*(s.close() for s in sockets), return_exceptions=True)
 
 
-async def play(tables: list[Table], book: Book, on_tick: Callable[[float], None] = lambda _: None,
-               timeout_s: float = PLAY_TIMEOUT_S) -> float:
+async def play(
+    tables: list[Table],
+    book: Book,
+    on_tick: Callable[[float], None] = lambda _: None,
+    timeout_s: float = PLAY_TIMEOUT_S,
+) -> float:
     """Start the clock, send every match's first action and play until every match is over;
     returns the seconds from the first send to the end of the last match."""
     readers = [asyncio.create_task(client.read()) for table in tables for client in table.seats]
@@ -263,8 +282,10 @@ async def play(tables: list[Table], book: Book, on_tick: Callable[[float], None]
                 raise RuntimeError(f"the matches did not end within {timeout_s:g}s ({book.moves:,} moves)")
             if now - book.last_answer > STALL_S:
                 stuck = sum(1 for table in tables if not table.over.is_set())
-                raise RuntimeError(f"no action answered for {STALL_S:g}s; {stuck} matches stuck, "
-                                   f"{book.moves:,} moves done, failures: {book.failures}")
+                raise RuntimeError(
+                    f"no action answered for {STALL_S:g}s; {stuck} matches stuck, "
+                    f"{book.moves:,} moves done, failures: {book.failures}"
+                )
             check_readers(readers)
             on_tick(book.moves / total)
             await asyncio.sleep(0.05)
@@ -284,9 +305,13 @@ def check_readers(readers: list[asyncio.Task]) -> None:
             raise reader.exception()
 
 
-async def closed_loop(base_url: str, operator_key: str, matches: list[list[bytes]],
-                      cpu: Callable[[], dict[str, float]], on_tick: Callable[[float], None] = lambda _: None
-                      ) -> tuple[Book, float, dict[str, float]]:
+async def closed_loop(
+    base_url: str,
+    operator_key: str,
+    matches: list[list[bytes]],
+    cpu: Callable[[], dict[str, float]],
+    on_tick: Callable[[float], None] = lambda _: None,
+) -> tuple[Book, float, dict[str, float]]:
     """All `matches` at once, two sockets each: (the book, the seconds played, the CPU seconds
     every process spent while they played)."""
     book = Book()
@@ -300,8 +325,9 @@ async def closed_loop(base_url: str, operator_key: str, matches: list[list[bytes
     return book, elapsed, {name: after[name] - before[name] for name in before}
 
 
-async def single_client(base_url: str, operator_key: str, matches: list[list[bytes]],
-                        on_tick: Callable[[float], None] = lambda _: None) -> Book:
+async def single_client(
+    base_url: str, operator_key: str, matches: list[list[bytes]], on_tick: Callable[[float], None] = lambda _: None
+) -> Book:
     """One client alone: the matches one after the other, both seats' sockets of each held by it,
     one action in flight at a time (the next sent once the previous one's result came back)."""
     book = Book()

@@ -15,10 +15,12 @@ immutable, JSON-serialisable states:
 Events are plain dicts with a "type". Keys starting with "_" are private: they carry what
 evolve needs but nobody may see (a Mastermind secret) and are stripped by `public_event`.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -138,7 +140,7 @@ class Game:
     def to_move(self, state: Any) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def outcome(self, state: Any) -> Optional[dict[str, Any]]:
+    def outcome(self, state: Any) -> dict[str, Any] | None:
         raise NotImplementedError
 
     def scores(self, state: Any) -> Any:
@@ -146,13 +148,13 @@ class Game:
         abort); None where the game keeps no score."""
         return None
 
-    def view(self, state: Any, seat: Optional[int]) -> dict[str, Any]:
+    def view(self, state: Any, seat: int | None) -> dict[str, Any]:
         raise NotImplementedError
 
     def legal_actions(self, state: Any, seat: int) -> Iterable[ActionDict]:
         raise NotImplementedError
 
-    def random_action(self, state: Any, seat: int, rng: random.Random) -> Optional[ActionDict]:
+    def random_action(self, state: Any, seat: int, rng: random.Random) -> ActionDict | None:
         """A uniformly chosen legal action (bots, benchmarks); games with huge action spaces
         override it to sample without enumerating."""
         actions = list(self.legal_actions(state, seat))

@@ -4,13 +4,15 @@ This is the one function the rules worker, `plylog replay`, the audit, the gatew
 time-travel and the benchmarks all call. It is pure and deterministic: the same records
 give the same result bytes, anywhere.
 """
+
 from __future__ import annotations
 
 import base64
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -38,11 +40,16 @@ ID_MEMORY = 128
 FORGET_FINISHED_AFTER = 10_000
 
 
-def forgotten(state: Optional[MatchState], ended_offset: Optional[int], offset: Optional[int]) -> bool:
+def forgotten(state: MatchState | None, ended_offset: int | None, offset: int | None) -> bool:
     """Whether a record at `offset` finds the finished match whose last change (its end) was the
     record at `ended_offset` of the same partition already forgotten."""
-    return (state is not None and state.status == "over" and ended_offset is not None and offset is not None
-            and offset - ended_offset > FORGET_FINISHED_AFTER)
+    return (
+        state is not None
+        and state.status == "over"
+        and ended_offset is not None
+        and offset is not None
+        and offset - ended_offset > FORGET_FINISHED_AFTER
+    )
 
 
 #: Characters of an `id_digest` (base64 of 9 bytes, no padding): a state's `recent_ids` is its digests joined.
@@ -56,7 +63,7 @@ def id_digest(player: str, event_id: str) -> str:
     return base64.b64encode(hashlib.blake2b(text, digest_size=9).digest()).decode()
 
 
-def remembered_at(recent_ids: str, digest: str) -> Optional[int]:
+def remembered_at(recent_ids: str, digest: str) -> int | None:
     """The place (0 = oldest) of `digest` among the joined `recent_ids`, or None. Only a match at a
     digest's boundary counts: one across two neighbours is not a submission."""
     at = recent_ids.find(digest)
@@ -82,10 +89,10 @@ class Unreadable:
 
     code: str
     message: str
-    event_id: Optional[str] = None
-    match_id: Optional[str] = None
-    player: Optional[str] = None
-    at: Optional[str] = None
+    event_id: str | None = None
+    match_id: str | None = None
+    player: str | None = None
+    at: str | None = None
     of_match: bool = False
 
     @property
@@ -96,13 +103,15 @@ class Unreadable:
 
 @dataclass(frozen=True)
 class Step:
-    state: Optional[MatchState]
+    state: MatchState | None
     result: dict[str, Any]
-    outcome: Optional[dict[str, Any]] = None
+    outcome: dict[str, Any] | None = None
     changed: bool = False  # True when the state differs from the one given
 
 
-def read(raw: bytes | str, key: bytes | str | None = None, placement: Optional[Placement] = None) -> MoveRecord | Unreadable:
+def read(
+    raw: bytes | str, key: bytes | str | None = None, placement: Placement | None = None
+) -> MoveRecord | Unreadable:
     """Decode and validate a move record; `key` (the Kafka key) must equal its match_id, and a
     record read from Kafka (`placement`) must be on its key's home partition."""
     if isinstance(raw, str):
@@ -125,8 +134,9 @@ def read(raw: bytes | str, key: bytes | str | None = None, placement: Optional[P
     ids = _salvage_ids(data)
     of_match = ids["match_id"] is not None and _misplaced(ids["match_id"], key, placement) is None
     if len(raw) > MAX_RECORD_BYTES:
-        return Unreadable("too_large", f"record is {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}",
-                          of_match=of_match, **ids)
+        return Unreadable(
+            "too_large", f"record is {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}", of_match=of_match, **ids
+        )
     try:
         record = MoveRecord.model_validate(data)
     except ValidationError as error:
@@ -134,7 +144,7 @@ def read(raw: bytes | str, key: bytes | str | None = None, placement: Optional[P
     return _check_place(record, key, placement)
 
 
-def _check_place(record: MoveRecord, key: Optional[str], placement: Optional[Placement]) -> MoveRecord | Unreadable:
+def _check_place(record: MoveRecord, key: str | None, placement: Placement | None) -> MoveRecord | Unreadable:
     problem = _misplaced(record.match_id, key, placement)
     if problem is None:
         return record
@@ -152,21 +162,24 @@ def _quoted(key: str) -> str:
     return f"{key[:QUOTED_KEY_CHARS]!r}… ({len(key)} characters)"
 
 
-def _misplaced(match_id: str, key: Optional[str], placement: Optional[Placement]) -> Optional[str]:
+def _misplaced(match_id: str, key: str | None, placement: Placement | None) -> str | None:
     """Why a record of `match_id` with this key and place is not in its match's log (None: it is)."""
     if key is not None and key != match_id:
-        problem = ("the record has no key" if not key
-                   else f"record key {_quoted(key)} differs from match_id {match_id!r}")
+        problem = (
+            "the record has no key" if not key else f"record key {_quoted(key)} differs from match_id {match_id!r}"
+        )
         return f"{problem}; the key must be the match_id"
     if placement is not None and placement.partition != placement.home:
-        return (f"the record is on partition {placement.partition} of {placement.topic}, but match {match_id!r} "
-                f"lives on partition {placement.home} (murmur2 of the key modulo the partition count, as Kafka's "
-                "Java client partitions); produce with that partitioner: librdkafka clients (kcat, confluent-kafka, "
-                "Go, .NET) must set partitioner=murmur2_random")
+        return (
+            f"the record is on partition {placement.partition} of {placement.topic}, but match {match_id!r} "
+            f"lives on partition {placement.home} (murmur2 of the key modulo the partition count, as Kafka's "
+            "Java client partitions); produce with that partitioner: librdkafka clients (kcat, confluent-kafka, "
+            "Go, .NET) must set partitioner=murmur2_random"
+        )
     return None
 
 
-def match_of(record: MoveRecord | Unreadable) -> Optional[str]:
+def match_of(record: MoveRecord | Unreadable) -> str | None:
     """The match whose state a record is folded against: its own, unless the record cannot be
     told to belong to that match's log (unreadable ids, a wrong key or partition). The rules
     worker and every refold (replay, audit, time travel) decide this here, so they agree."""
@@ -175,18 +188,22 @@ def match_of(record: MoveRecord | Unreadable) -> Optional[str]:
     return record.match_id
 
 
-def _salvage_ids(data: dict[str, Any]) -> dict[str, Optional[str]]:
-    def valid(name: str, pattern: Optional[re.Pattern] = None, limit: int = 64) -> Optional[str]:
+def _salvage_ids(data: dict[str, Any]) -> dict[str, str | None]:
+    def valid(name: str, pattern: re.Pattern | None = None, limit: int = 64) -> str | None:
         value = data.get(name)
         if not isinstance(value, str) or not 0 < len(value) <= limit:
             return None
         return value if pattern is None or pattern.match(value) else None
 
-    return {"event_id": valid("event_id", _EVENT_ID), "match_id": valid("match_id", _MATCH_ID),
-            "player": valid("player"), "at": valid("at", limit=40)}
+    return {
+        "event_id": valid("event_id", _EVENT_ID),
+        "match_id": valid("match_id", _MATCH_ID),
+        "player": valid("player"),
+        "at": valid("at", limit=40),
+    }
 
 
-def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: Optional[dict] = None) -> Step:
+def step(state: MatchState | None, record: MoveRecord | Unreadable, source: dict | None = None) -> Step:
     """Fold one record into its match. `state` must be the state of `match_of(record)` (None when
     that is None or the match does not exist)."""
     if isinstance(record, Unreadable):
@@ -198,8 +215,16 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
         return Step(state, _result(record, "accepted", first_seq, [], view(state), source, duplicate=True))
     current_seq = 0 if state is None else state.seq
     if record.expected_seq is not None and record.expected_seq != current_seq:
-        return Step(state, _rejected(record, state, "stale",
-                                     f"expected seq {record.expected_seq} but the match is at seq {current_seq}", source))
+        return Step(
+            state,
+            _rejected(
+                record,
+                state,
+                "stale",
+                f"expected seq {record.expected_seq} but the match is at seq {current_seq}",
+                source,
+            ),
+        )
     try:
         if state is None and record.action.get("type") == "create":
             events, new_state = create_match(record.match_id, record.player, record.action, record.at)
@@ -207,7 +232,7 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
             events, new_state, _ = execute(state, record.player, record.action, record.at)
     except Rejected as rejection:
         return Step(state, _rejected(record, state, rejection.code, rejection.message, source))
-    recent_ids = ((state.recent_ids if state is not None else "") + submission)[-ID_MEMORY * DIGEST_CHARS:]
+    recent_ids = ((state.recent_ids if state is not None else "") + submission)[-ID_MEMORY * DIGEST_CHARS :]
     new_state = new_state.evolved(seq=current_seq + 1, recent_ids=recent_ids)
     result = _result(record, "accepted", new_state.seq, [public_event(e) for e in events], view(new_state), source)
     ended_now = new_state.status == "over" and (state is None or state.status != "over")
@@ -216,23 +241,45 @@ def step(state: Optional[MatchState], record: MoveRecord | Unreadable, source: O
 
 def outcome_record(state: MatchState) -> dict[str, Any]:
     return {
-        "v": 1, "match_id": state.match_id, "game": state.game, "players": list(state.seats),
-        "outcome": state.outcome, "rated": state.rated, "started_at": state.started_at,
-        "ended_at": state.ended_at, "seq": state.seq,
+        "v": 1,
+        "match_id": state.match_id,
+        "game": state.game,
+        "players": list(state.seats),
+        "outcome": state.outcome,
+        "rated": state.rated,
+        "started_at": state.started_at,
+        "ended_at": state.ended_at,
+        "seq": state.seq,
     }
 
 
-def _result(record: MoveRecord | Unreadable, status: str, seq: int, events: list, match_view: Optional[dict],
-            source: Optional[dict], duplicate: bool = False) -> dict[str, Any]:
+def _result(
+    record: MoveRecord | Unreadable,
+    status: str,
+    seq: int,
+    events: list,
+    match_view: dict | None,
+    source: dict | None,
+    duplicate: bool = False,
+) -> dict[str, Any]:
     return {
-        "v": 1, "event_id": record.event_id, "match_id": record.match_id, "player": record.player,
-        "status": status, "seq": seq, "duplicate": duplicate, "events": events, "view": match_view,
-        "at": record.at, "source": source,
+        "v": 1,
+        "event_id": record.event_id,
+        "match_id": record.match_id,
+        "player": record.player,
+        "status": status,
+        "seq": seq,
+        "duplicate": duplicate,
+        "events": events,
+        "view": match_view,
+        "at": record.at,
+        "source": source,
     }
 
 
-def _rejected(record: MoveRecord | Unreadable, state: Optional[MatchState], code: str, message: str,
-              source: Optional[dict]) -> dict[str, Any]:
+def _rejected(
+    record: MoveRecord | Unreadable, state: MatchState | None, code: str, message: str, source: dict | None
+) -> dict[str, Any]:
     known = state is not None and state.match_id == record.match_id
     result = _result(record, "rejected", state.seq if known else 0, [], view(state) if known else None, source)
     result["reason"] = {"code": code, "message": message}
@@ -246,8 +293,13 @@ class Replayer:
         self.states: dict[str, MatchState] = {}
         self.changed_at: dict[str, int] = {}  # match -> log offset of the record that last changed it
 
-    def feed(self, raw: bytes | str, source: Optional[dict] = None, key: bytes | str | None = None,
-             placement: Optional[Placement] = None) -> Step:
+    def feed(
+        self,
+        raw: bytes | str,
+        source: dict | None = None,
+        key: bytes | str | None = None,
+        placement: Placement | None = None,
+    ) -> Step:
         record = read(raw, key, placement)
         match = match_of(record)
         offset = (source or {}).get("offset")

@@ -5,10 +5,11 @@ translates on a board.
 Cells are addressed by their index in canonical order (rows r = -(N-1)..N-1, q ascending),
 so a board position is a string with one character per cell, in that order.
 """
+
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from functools import cache
 
 # Neighbour directions in axial (q, r), in circular order around a cell.
 DIRECTIONS: tuple[tuple[int, int], ...] = ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1))
@@ -29,7 +30,7 @@ class HexBoard:
         self.index: dict[tuple[int, int], int] = {cell: i for i, cell in enumerate(self.cells)}
         self.row_lengths: tuple[int, ...] = tuple(2 * side - 1 - abs(r) for r in range(-n, n + 1))
         # Neighbours in circular order; None where the neighbour is off the board.
-        self.around: tuple[tuple[Optional[int], ...], ...] = tuple(
+        self.around: tuple[tuple[int | None, ...], ...] = tuple(
             tuple(self.index.get((q + dq, r + dr)) for dq, dr in DIRECTIONS) for q, r in self.cells
         )
         self.neighbours: tuple[tuple[int, ...], ...] = tuple(
@@ -69,7 +70,7 @@ class HexBoard:
         """A canonical-order string cut into the board's rows."""
         rows, start = [], 0
         for length in self.row_lengths:
-            rows.append(text[start:start + length])
+            rows.append(text[start : start + length])
             start += length
         return rows
 
@@ -101,7 +102,7 @@ class HexBoard:
         return "\n".join(lines)
 
 
-@lru_cache(maxsize=None)
+@cache
 def hex_board(side: int) -> HexBoard:
     return HexBoard(side)
 
@@ -147,7 +148,7 @@ def shape_variants(cells: Iterable[tuple[int, int]]) -> tuple[tuple[tuple[int, i
     return tuple(seen)
 
 
-def translates(board: "HexBoard", offsets: tuple[tuple[int, int], ...]) -> list[tuple[int, ...]]:
+def translates(board: HexBoard, offsets: tuple[tuple[int, int], ...]) -> list[tuple[int, ...]]:
     """Every placement of `offsets` on the board (cell indices, in offset order), translations in
     canonical order. Only translations that fit are visited: a set of cells is on the board iff
     each cube coordinate stays within [-(N-1), N-1]."""

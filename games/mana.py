@@ -17,11 +17,13 @@ Decisions where the rules are silent (see also the report of issue #4):
   landing); with bird_blocks=false it may.
 - Passes are not plies; two passes in a row draw with reason "double_pass".
 """
+
 from __future__ import annotations
 
 import random
-from functools import lru_cache
-from typing import Any, Iterator, Literal, Optional
+from collections.abc import Iterator
+from functools import cache, lru_cache
+from typing import Any, Literal
 
 from schemas.mana import MANA_ACTIONS, Drop, ManaOptions, Move, PlaceDaimyo
 
@@ -29,11 +31,11 @@ from .core import Event, Frozen, Game, illegal
 
 FILES = "abcdef"
 # Marks per square in board order a1..f1, a2..f2, ..., a6..f6.
-MARKS = "322132" "131312" "213231" "231213" "313132" "122312"
+MARKS = "322132131312213231231213313132122312"
 MARK = tuple(int(c) for c in MARKS)
 SQUARES = tuple(f"{FILES[i % 6]}{i // 6 + 1}" for i in range(36))
 INDEX = {name: i for i, name in enumerate(SQUARES)}
-MARK_MASK = (0,) + tuple(sum(1 << i for i in range(36) if MARK[i] == n) for n in (1, 2, 3))
+MARK_MASK = (0, *tuple(sum(1 << i for i in range(36) if MARK[i] == n) for n in (1, 2, 3)))
 ALL = (1 << 36) - 1
 COLOURS = ("Black", "White")
 PIECES = (("D", "R"), ("d", "r"))  # per seat: (Daimyo, Ronin)
@@ -56,7 +58,7 @@ def _neighbours(i: int) -> tuple[int, ...]:
 NEIGHBOURS = tuple(_neighbours(i) for i in range(36))
 
 
-@lru_cache(maxsize=None)
+@cache
 def routes(square: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
     """(destination, masks of the squares passed over) for every exact-N-step route from
     `square`, N = its marks, never visiting a square twice (the start counts as visited)."""
@@ -130,17 +132,17 @@ class ManaState(Frozen):
     bird_blocks: bool = True
     phase: Literal["setup", "play", "over"] = "setup"
     board: str = "." * 36  # a1..f1, a2..f2, ..., a6..f6; D/R Black, d/r White
-    bird: Optional[str] = None  # square name; None = off the board (no mana)
+    bird: str | None = None  # square name; None = off the board (no mana)
     turn: int = 0  # the seat to move
     ply: int = 0  # moves and drops made
     reserves: tuple[int, int] = (0, 0)  # captured Ronin each seat may drop back
     passes: int = 0  # passes in a row
     disobey: bool = True  # the seat to move is free of the mana constraint
-    winner: Optional[int] = None
-    reason: Optional[str] = None
+    winner: int | None = None
+    reason: str | None = None
 
     @property
-    def mana(self) -> Optional[int]:
+    def mana(self) -> int | None:
         return None if self.bird is None else MARK[INDEX[self.bird]]
 
     def bird_bit(self) -> int:
@@ -148,7 +150,7 @@ class ManaState(Frozen):
         return 1 << INDEX[self.bird] if self.bird is not None and self.bird_blocks else 0
 
 
-def free_of_mana(board: str, bird: Optional[str], seat: int, bird_blocks: bool) -> bool:
+def free_of_mana(board: str, bird: str | None, seat: int, bird_blocks: bool) -> bool:
     """True when `seat` may disobey: no mana, no own piece on a mana square, or none of
     those can move."""
     if bird is None:
@@ -159,20 +161,35 @@ def free_of_mana(board: str, bird: Optional[str], seat: int, bird_blocks: bool) 
     bird_bit = 1 << b if bird_blocks else 0
     blockers = own_masks[0] | own_masks[1] | bird_bit
     no_landing = own | bird_bit
-    for square in bits(own & MARK_MASK[MARK[b]]):
-        if can_move(square, blockers, no_landing):
-            return False
-    return True
+    return all(not can_move(square, blockers, no_landing) for square in bits(own & MARK_MASK[MARK[b]]))
 
 
-def position(board: str, *, bird: Optional[str] = None, turn: int = 0, reserves: tuple[int, int] = (0, 0),
-             ply: int = 0, passes: int = 0, max_plies: int = 300, bird_blocks: bool = True) -> ManaState:
+def position(
+    board: str,
+    *,
+    bird: str | None = None,
+    turn: int = 0,
+    reserves: tuple[int, int] = (0, 0),
+    ply: int = 0,
+    passes: int = 0,
+    max_plies: int = 300,
+    bird_blocks: bool = True,
+) -> ManaState:
     """A play-phase state from a 36-char board string (tests, analysis); the derived
     `disobey` flag is computed."""
     assert len(board) == 36 and set(board) <= set("DRdr."), board
-    return ManaState(max_plies=max_plies, bird_blocks=bird_blocks, phase="play", board=board, bird=bird,
-                     turn=turn, ply=ply, reserves=tuple(reserves), passes=passes,
-                     disobey=free_of_mana(board, bird, turn, bird_blocks))
+    return ManaState(
+        max_plies=max_plies,
+        bird_blocks=bird_blocks,
+        phase="play",
+        board=board,
+        bird=bird,
+        turn=turn,
+        ply=ply,
+        reserves=tuple(reserves),
+        passes=passes,
+        disobey=free_of_mana(board, bird, turn, bird_blocks),
+    )
 
 
 def plural(n: int, word: str = "mark") -> str:
@@ -180,7 +197,7 @@ def plural(n: int, word: str = "mark") -> str:
 
 
 def _put(board: str, i: int, c: str) -> str:
-    return board[:i] + c + board[i + 1:]
+    return board[:i] + c + board[i + 1 :]
 
 
 class Mana(Game):
@@ -205,8 +222,10 @@ class Mana(Game):
             events = self._decide_place(state, seat, action)
             return events, self.apply(state, events)
         if state.phase == "setup":
-            raise illegal(f"the Daimyos are not placed yet: {COLOURS[state.turn]} places its Daimyo first "
-                          f"(place_daimyo on {' or '.join(DAIMYO_SQUARES[state.turn])})")
+            raise illegal(
+                f"the Daimyos are not placed yet: {COLOURS[state.turn]} places its Daimyo first "
+                f"(place_daimyo on {' or '.join(DAIMYO_SQUARES[state.turn])})"
+            )
         if isinstance(action, Move):
             event = self._decide_move(state, seat, action)
         else:
@@ -219,10 +238,11 @@ class Mana(Game):
         allowed = DAIMYO_SQUARES[seat]
         if action.square not in allowed:
             i = INDEX[action.square]
-            where = ("not on your back row" if i // 6 != BACK_ROW[seat]
-                     else f"a square with {plural(MARK[i])}")
-            raise illegal(f"{COLOURS[seat]}'s Daimyo goes on a double square of its back row "
-                          f"({', '.join(allowed)}); {action.square} is {where}")
+            where = "not on your back row" if i // 6 != BACK_ROW[seat] else f"a square with {plural(MARK[i])}"
+            raise illegal(
+                f"{COLOURS[seat]}'s Daimyo goes on a double square of its back row "
+                f"({', '.join(allowed)}); {action.square} is {where}"
+            )
         return [{"type": "daimyo_placed", "seat": seat, "square": action.square}]
 
     def _decide_move(self, state: ManaState, seat: int, action: Move) -> Event:
@@ -233,8 +253,9 @@ class Mana(Game):
         if piece == ".":
             raise illegal(f"there is no piece on {action.from_}")
         if piece not in (daimyo, ronin):
-            raise illegal(f"the {PIECE_NAMES[piece]} on {action.from_} is {COLOURS[1 - seat]}'s; "
-                          f"you play {COLOURS[seat]}")
+            raise illegal(
+                f"the {PIECE_NAMES[piece]} on {action.from_} is {COLOURS[1 - seat]}'s; you play {COLOURS[seat]}"
+            )
         mana = state.mana
         black, white = masks(board)
         own = black if seat == 0 else white
@@ -242,32 +263,44 @@ class Mana(Game):
         blockers, no_landing = black | white | bird_bit, own | bird_bit
         if not state.disobey and MARK[start] != mana:
             movable = [s for s in bits(own & MARK_MASK[mana]) if can_move(s, blockers, no_landing)]
-            raise illegal(f"the mana is {mana} (bird on {state.bird}): you must move a piece standing on a "
-                          f"{mana}-mark square, and yours on {names(movable)} can move; {action.from_} has "
-                          f"{plural(MARK[start])}")
+            raise illegal(
+                f"the mana is {mana} (bird on {state.bird}): you must move a piece standing on a "
+                f"{mana}-mark square, and yours on {names(movable)} can move; {action.from_} has "
+                f"{plural(MARK[start])}"
+            )
         if end not in reachable(start, blockers, no_landing):
             raise illegal(self._unreachable_reason(state, start, end, blockers, no_landing, own))
         target = board[end]
         captured = None if target == "." else ("daimyo" if target in "Dd" else "ronin")
         occupied = (black | white) & ~(1 << start) | 1 << end
         bird = self._check_bird(action.bird, end, occupied, captured == "daimyo")
-        return {"type": "piece_moved", "seat": seat, "piece": "daimyo" if piece == daimyo else "ronin",
-                "from": action.from_, "to": action.to, "captured": captured, "bird": bird}
+        return {
+            "type": "piece_moved",
+            "seat": seat,
+            "piece": "daimyo" if piece == daimyo else "ronin",
+            "from": action.from_,
+            "to": action.to,
+            "captured": captured,
+            "bird": bird,
+        }
 
     @staticmethod
-    def _unreachable_reason(state: ManaState, start: int, end: int, blockers: int, no_landing: int,
-                            own: int) -> str:
+    def _unreachable_reason(state: ManaState, start: int, end: int, blockers: int, no_landing: int, own: int) -> str:
         n = MARK[start]
         name_from, name_to = SQUARES[start], SQUARES[end]
         rule = f"{name_from} has {plural(n)}, so its piece moves exactly {plural(n, 'step')}"
         now = names(reachable(start, blockers, no_landing)) or "none"
         over = dict(ROUTES[start]).get(end)
         if over is None:
-            return (f"{rule} (orthogonal, turns allowed, no square twice); {name_to} cannot be reached "
-                    f"that way (reachable now: {now})")
+            return (
+                f"{rule} (orthogonal, turns allowed, no square twice); {name_to} cannot be reached "
+                f"that way (reachable now: {now})"
+            )
         if own >> end & 1:
-            return (f"{name_to} holds your own {PIECE_NAMES[state.board[end]]}; a move lands on an empty "
-                    f"square or an enemy piece (reachable now: {now})")
+            return (
+                f"{name_to} holds your own {PIECE_NAMES[state.board[end]]}; a move lands on an empty "
+                f"square or an enemy piece (reachable now: {now})"
+            )
         if no_landing >> end & 1:
             return f"the bird on {name_to} blocks landing (option bird_blocks) (reachable now: {now})"
         stops = 0
@@ -279,11 +312,13 @@ class Mana(Game):
             parts.append(f"pieces on {names(stops & ~bird_bit)}")
         if stops & bird_bit:
             parts.append(f"the bird on {state.bird}")
-        return (f"every {n}-step path from {name_from} to {name_to} is blocked, by {' and '.join(parts)} "
-                f"(reachable now: {now})")
+        return (
+            f"every {n}-step path from {name_from} to {name_to} is blocked, by {' and '.join(parts)} "
+            f"(reachable now: {now})"
+        )
 
     @staticmethod
-    def _check_bird(bird: Optional[str], arrival: int, occupied: int, daimyo_captured: bool) -> Optional[str]:
+    def _check_bird(bird: str | None, arrival: int, occupied: int, daimyo_captured: bool) -> str | None:
         """The bird square of a move or drop landing on `arrival` (board occupancy after it)."""
         n = MARK[arrival]
         if daimyo_captured:
@@ -296,18 +331,23 @@ class Mana(Game):
                 raise illegal(f"the bird must be omitted: no empty square with {plural(n)} is left")
             return None
         if bird is None:
-            raise illegal(f"the bird is missing: put it on an empty square with {plural(n)} "
-                          f"(the count of {SQUARES[arrival]}, where the piece arrives): {names(free)}")
+            raise illegal(
+                f"the bird is missing: put it on an empty square with {plural(n)} "
+                f"(the count of {SQUARES[arrival]}, where the piece arrives): {names(free)}"
+            )
         b = INDEX[bird]
         if MARK[b] != n:
-            raise illegal(f"the bird must go on a square with {plural(n)} (like "
-                          f"{SQUARES[arrival]}, where the piece arrives); {bird} has {MARK[b]}")
+            raise illegal(
+                f"the bird must go on a square with {plural(n)} (like "
+                f"{SQUARES[arrival]}, where the piece arrives); {bird} has {MARK[b]}"
+            )
         if b == arrival:
-            raise illegal(f"the bird cannot go on {bird}: the piece that arrives there occupies it "
-                          f"(empty {n}-mark squares: {names(free)})")
+            raise illegal(
+                f"the bird cannot go on {bird}: the piece that arrives there occupies it "
+                f"(empty {n}-mark squares: {names(free)})"
+            )
         if occupied >> b & 1:
-            raise illegal(f"the bird cannot go on {bird}: a piece stands there (empty {n}-mark squares: "
-                          f"{names(free)})")
+            raise illegal(f"the bird cannot go on {bird}: a piece stands there (empty {n}-mark squares: {names(free)})")
         return bird
 
     def _decide_drop(self, state: ManaState, seat: int, action: Drop) -> Event:
@@ -319,12 +359,15 @@ class Mana(Game):
         if not state.disobey:
             mana = state.mana
             movable = [s for s in bits(own & MARK_MASK[mana]) if can_move(s, black | white | bird_bit, own | bird_bit)]
-            raise illegal(f"you may not drop: the mana is {mana} (bird on {state.bird}) and your pieces on "
-                          f"{names(movable)} can obey it; a drop is allowed only when disobeying")
+            raise illegal(
+                f"you may not drop: the mana is {mana} (bird on {state.bird}) and your pieces on "
+                f"{names(movable)} can obey it; a drop is allowed only when disobeying"
+            )
         end = INDEX[action.to]
         if state.board[end] != ".":
-            raise illegal(f"{action.to} is occupied by a {PIECE_NAMES[state.board[end]]}; a Ronin is dropped "
-                          f"on an empty square")
+            raise illegal(
+                f"{action.to} is occupied by a {PIECE_NAMES[state.board[end]]}; a Ronin is dropped on an empty square"
+            )
         if bird_bit >> end & 1:
             raise illegal(f"the bird on {action.to} blocks the drop (option bird_blocks)")
         bird = self._check_bird(action.bird, end, black | white | 1 << end, False)
@@ -359,8 +402,9 @@ class Mana(Game):
             return self._evolve_move(state, event)
         if kind == "ronin_dropped":
             seat = event["seat"]
-            reserves = (state.reserves[0] - 1, state.reserves[1]) if seat == 0 else \
-                (state.reserves[0], state.reserves[1] - 1)
+            reserves = (
+                (state.reserves[0] - 1, state.reserves[1]) if seat == 0 else (state.reserves[0], state.reserves[1] - 1)
+            )
             board = _put(state.board, INDEX[event["to"]], PIECES[seat][1])
             return self._after_ply(state, board, event["bird"], seat, reserves)
         if kind == "turn_passed":
@@ -368,14 +412,15 @@ class Mana(Game):
             passes = state.passes + 1
             if passes >= 2:
                 return state.evolved(turn=seat, passes=passes, phase="over", winner=None, reason="double_pass")
-            return state.evolved(turn=seat, passes=passes,
-                                 disobey=free_of_mana(state.board, state.bird, seat, state.bird_blocks))
+            return state.evolved(
+                turn=seat, passes=passes, disobey=free_of_mana(state.board, state.bird, seat, state.bird_blocks)
+            )
         if kind == "daimyo_placed":
             seat = event["seat"]
             daimyo, ronin = PIECES[seat]
             row_start = BACK_ROW[seat] * 6
             row = "".join(daimyo if SQUARES[i] == event["square"] else ronin for i in range(row_start, row_start + 6))
-            board = state.board[:row_start] + row + state.board[row_start + 6:]
+            board = state.board[:row_start] + row + state.board[row_start + 6 :]
             if seat == 0:
                 return state.evolved(board=board, turn=1)
             return state.evolved(board=board, turn=0, phase="play", disobey=True)
@@ -391,32 +436,63 @@ class Mana(Game):
         if target in "Rr":
             reserves = (reserves[0] + 1, reserves[1]) if seat == 1 else (reserves[0], reserves[1] + 1)
         if target in "Dd":
-            return state.evolved(board=board, bird=event["bird"], reserves=reserves, ply=state.ply + 1,
-                                 passes=0, turn=1 - seat, phase="over", winner=seat, reason="daimyo_captured")
+            return state.evolved(
+                board=board,
+                bird=event["bird"],
+                reserves=reserves,
+                ply=state.ply + 1,
+                passes=0,
+                turn=1 - seat,
+                phase="over",
+                winner=seat,
+                reason="daimyo_captured",
+            )
         return self._after_ply(state, board, event["bird"], seat, reserves)
 
     @staticmethod
-    def _after_ply(state: ManaState, board: str, bird: Optional[str], seat: int,
-                   reserves: tuple[int, int]) -> ManaState:
+    def _after_ply(state: ManaState, board: str, bird: str | None, seat: int, reserves: tuple[int, int]) -> ManaState:
         ply = state.ply + 1
         if ply >= state.max_plies:
-            return state.evolved(board=board, bird=bird, reserves=reserves, ply=ply, passes=0, turn=1 - seat,
-                                 phase="over", winner=None, reason="ply_limit")
-        return state.evolved(board=board, bird=bird, reserves=reserves, ply=ply, passes=0, turn=1 - seat,
-                             disobey=free_of_mana(board, bird, 1 - seat, state.bird_blocks))
+            return state.evolved(
+                board=board,
+                bird=bird,
+                reserves=reserves,
+                ply=ply,
+                passes=0,
+                turn=1 - seat,
+                phase="over",
+                winner=None,
+                reason="ply_limit",
+            )
+        return state.evolved(
+            board=board,
+            bird=bird,
+            reserves=reserves,
+            ply=ply,
+            passes=0,
+            turn=1 - seat,
+            disobey=free_of_mana(board, bird, 1 - seat, state.bird_blocks),
+        )
 
     # --- end, views ---------------------------------------------------------------------------
-    def outcome(self, state: ManaState) -> Optional[dict[str, Any]]:
+    def outcome(self, state: ManaState) -> dict[str, Any] | None:
         if state.phase != "over":
             return None
         return {"winner": state.winner, "reason": state.reason, "scores": None}
 
-    def view(self, state: ManaState, seat: Optional[int]) -> dict[str, Any]:
+    def view(self, state: ManaState, seat: int | None) -> dict[str, Any]:
         return {
-            "board": state.board, "marks": MARKS, "bird": state.bird, "mana": state.mana,
-            "reserves": list(state.reserves), "phase": state.phase, "ply": state.ply,
-            "max_plies": state.max_plies, "bird_blocks": state.bird_blocks,
-            "disobey": state.disobey if state.phase == "play" else None, "passes": state.passes,
+            "board": state.board,
+            "marks": MARKS,
+            "bird": state.bird,
+            "mana": state.mana,
+            "reserves": list(state.reserves),
+            "phase": state.phase,
+            "ply": state.ply,
+            "max_plies": state.max_plies,
+            "bird_blocks": state.bird_blocks,
+            "disobey": state.disobey if state.phase == "play" else None,
+            "passes": state.passes,
         }
 
     # --- enumeration --------------------------------------------------------------------------
@@ -459,7 +535,7 @@ class Mana(Game):
             for bird in square_names(free):
                 yield {"type": "drop", "to": to, "bird": bird}
 
-    def random_action(self, state: ManaState, seat: int, rng: random.Random) -> Optional[dict[str, Any]]:
+    def random_action(self, state: ManaState, seat: int, rng: random.Random) -> dict[str, Any] | None:
         """A uniformly chosen move or drop (then a uniformly chosen bird square): no bird
         expansion, so it costs one move generation."""
         if state.phase == "over" or seat != state.turn:
@@ -493,16 +569,19 @@ class Mana(Game):
                 cells.append(MARKS[i] + c)
             lines.append(f"  {rank + 1}  " + " ".join(cells))
         mana = "none" if state.mana is None else f"{state.mana} (bird on {state.bird})"
-        status = f"ply {state.ply}/{state.max_plies} · mana {mana} · reserves Black {state.reserves[0]}, " \
-                 f"White {state.reserves[1]}"
+        status = (
+            f"ply {state.ply}/{state.max_plies} · mana {mana} · reserves Black {state.reserves[0]}, "
+            f"White {state.reserves[1]}"
+        )
         if state.phase == "setup":
             status += f" · setup: {COLOURS[state.turn]} places its Daimyo"
         elif state.phase == "play":
             status += f" · {COLOURS[state.turn]} to move" + (" (free to disobey)" if state.disobey else "")
         if not state.bird_blocks:
             status += " · bird does not block"
-        return "\n".join(lines) + "\n" + status + \
-            "\n  (digit = marks; D/R Black Daimyo/Ronin, d/r White, * bird, . empty)"
+        return (
+            "\n".join(lines) + "\n" + status + "\n  (digit = marks; D/R Black Daimyo/Ronin, d/r White, * bird, . empty)"
+        )
 
 
 GAME = Mana()

@@ -12,14 +12,16 @@ Phases of a try: `code` (codemaker sets/commits) -> `guess` (codebreaker) -> [ma
 `feedback` (codemaker)] -> ... -> [manual: `reveal` (codemaker)] -> scored or indication
 error -> `round_started` of the next try, or `over`.
 """
+
 from __future__ import annotations
 
 import hashlib
 import random
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache, lru_cache
 from itertools import permutations, product
 from math import comb, factorial
-from typing import Any, Iterator, Literal, Optional
+from typing import Any, Literal
 
 from schemas.mastermind import MASTERMIND_ACTIONS, MastermindOptions
 
@@ -56,8 +58,10 @@ def signature(code: str) -> tuple[frozenset, frozenset]:
             colour = ord(ch) - 48
             occurrences.append(colour * 16 + seen[colour])
             seen[colour] += 1
-        found = _SIGNATURES[code] = (frozenset(i * 16 + ord(ch) - 48 for i, ch in enumerate(code)),
-                                     frozenset(occurrences))
+        found = _SIGNATURES[code] = (
+            frozenset(i * 16 + ord(ch) - 48 for i, ch in enumerate(code)),
+            frozenset(occurrences),
+        )
     return found
 
 
@@ -94,14 +98,14 @@ class Settings(Frozen):
     pegs: int
     colors: int
     repeats: bool
-    max_distinct: Optional[int]
+    max_distinct: int | None
     max_rows: int
     rounds: int
     feedback: Literal["auto", "manual"]
     unsolved_penalty: int
 
     @property
-    def key(self) -> tuple[int, int, bool, Optional[int]]:
+    def key(self) -> tuple[int, int, bool, int | None]:
         """What decides which codes are valid (hashable, for the caches)."""
         return (self.pegs, self.colors, self.repeats, self.max_distinct)
 
@@ -113,8 +117,8 @@ class FinishedTry(Frozen):
     commitment: str
     code: str
     salt: str
-    points: Optional[int] = None  # the codebreaker's points when the try was scored
-    error: Optional[str] = None  # indication error reason when it was not
+    points: int | None = None  # the codebreaker's points when the try was scored
+    error: str | None = None  # indication error reason when it was not
     wrong_rows: tuple[int, ...] = ()
 
 
@@ -127,16 +131,16 @@ class MastermindState(Frozen):
     round: int = 1
     attempt: int = 1
     phase: Phase = "code"
-    commitment: Optional[str] = None
-    secret: Optional[str] = None  # auto mode only: never in a public view or event
-    salt: Optional[str] = None  # auto mode only, idem
+    commitment: str | None = None
+    secret: str | None = None  # auto mode only: never in a public view or event
+    salt: str | None = None  # auto mode only, idem
     rows: tuple[tuple[str, int, int], ...] = ()  # (guess, black, white) of the running try
-    pending: Optional[str] = None  # manual mode: the guess awaiting feedback
+    pending: str | None = None  # manual mode: the guess awaiting feedback
     totals: tuple[int, int] = (0, 0)  # points incl. penalties
     penalties: tuple[int, int] = (0, 0)
     scored: int = 0  # rounds scored so far
     tries: tuple[FinishedTry, ...] = ()
-    forfeited_by: Optional[int] = None  # the codemaker whose last try of a round was an indication error
+    forfeited_by: int | None = None  # the codemaker whose last try of a round was an indication error
 
     @property
     def codemaker(self) -> int:
@@ -148,7 +152,7 @@ class MastermindState(Frozen):
 
 
 # --- the space of valid codes -----------------------------------------------------------------------
-def code_problem(settings: Settings, pegs: list[int], what: str, secret: bool = False) -> Optional[str]:
+def code_problem(settings: Settings, pegs: list[int], what: str, secret: bool = False) -> str | None:
     """Why `pegs` is not a valid code under the options (None if it is). Rejections are public:
     for a `secret` code (set_code, reveal) the message names the rule broken, never a peg of it."""
     length, colors = settings.pegs, settings.colors
@@ -168,11 +172,14 @@ def code_problem(settings: Settings, pegs: list[int], what: str, secret: bool = 
     if settings.max_distinct is not None and len(distinct) > settings.max_distinct:
         if secret:
             return f"{what} uses more than the {settings.max_distinct} distinct colours allowed (max_distinct)"
-        return f"{what} uses {len(distinct)} distinct colours, but at most {settings.max_distinct} are allowed (max_distinct)"
+        return (
+            f"{what} uses {len(distinct)} distinct colours, "
+            f"but at most {settings.max_distinct} are allowed (max_distinct)"
+        )
     return None
 
 
-def iter_codes(key: tuple[int, int, bool, Optional[int]]) -> Iterator[str]:
+def iter_codes(key: tuple[int, int, bool, int | None]) -> Iterator[str]:
     """Every valid code in lexicographic order, lazily (there may be 10^8)."""
     pegs, colors, repeats, max_distinct = key
     palette = DIGITS[:colors]
@@ -187,33 +194,33 @@ def iter_codes(key: tuple[int, int, bool, Optional[int]]) -> Iterator[str]:
 
 
 @lru_cache(maxsize=64)
-def space_size(key: tuple[int, int, bool, Optional[int]]) -> int:
+def space_size(key: tuple[int, int, bool, int | None]) -> int:
     """How many valid codes there are (by counting, not enumerating)."""
-    pegs, colors, repeats, max_distinct = key
+    pegs, colors, repeats, _max_distinct = key
     if not repeats:
         return factorial(colors) // factorial(colors - pegs)
     return sum(comb(colors, k) * _surjections(pegs, k) for k in range(1, _distinct_limit(key) + 1))
 
 
-def _distinct_limit(key: tuple[int, int, bool, Optional[int]]) -> int:
+def _distinct_limit(key: tuple[int, int, bool, int | None]) -> int:
     pegs, colors, _, max_distinct = key
     limit = min(pegs, colors)
     return limit if max_distinct is None else min(limit, max_distinct)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _surjections(n: int, k: int) -> int:
     """Maps of n positions onto exactly k colours (k! · Stirling2(n, k))."""
     return sum((-1) ** i * comb(k, i) * (k - i) ** n for i in range(k + 1))
 
 
 @lru_cache(maxsize=64)
-def all_codes(key: tuple[int, int, bool, Optional[int]]) -> tuple[str, ...]:
+def all_codes(key: tuple[int, int, bool, int | None]) -> tuple[str, ...]:
     """The valid codes of a small space, enumerated once (callers keep to small spaces)."""
     return tuple(iter_codes(key))
 
 
-def random_code(key: tuple[int, int, bool, Optional[int]], rng: random.Random) -> str:
+def random_code(key: tuple[int, int, bool, int | None], rng: random.Random) -> str:
     """A random valid code, without enumerating. Uniform when there is no max_distinct
     limit; with one, the number of distinct colours is drawn with its exact weight."""
     pegs, colors, repeats, _ = key
@@ -227,13 +234,13 @@ def random_code(key: tuple[int, int, bool, Optional[int]], rng: random.Random) -
     distinct = rng.choices(range(1, limit + 1), weights=weights)[0]
     chosen = rng.sample(palette, distinct)
     pegs_out = [""] * pegs
-    for position, colour in zip(rng.sample(range(pegs), distinct), chosen):
+    for position, colour in zip(rng.sample(range(pegs), distinct), chosen, strict=False):
         pegs_out[position] = colour
     return "".join(c or rng.choice(chosen) for c in pegs_out)
 
 
 @lru_cache(maxsize=4096)
-def consistent_codes(key: tuple[int, int, bool, Optional[int]], rows: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
+def consistent_codes(key: tuple[int, int, bool, int | None], rows: tuple[tuple[str, int, int], ...]) -> tuple[str, ...]:
     """The valid codes that would have given every row its feedback (small spaces only);
     built incrementally from the answer for all rows but the last."""
     if not rows:
@@ -260,7 +267,7 @@ def bot_secret(state: MastermindState, nonce: int) -> tuple[str, str]:
     return random_code(state.settings.key, random.Random(digest)), digest[:16].hex()
 
 
-def recover_secret(state: MastermindState) -> Optional[tuple[str, str]]:
+def recover_secret(state: MastermindState) -> tuple[str, str] | None:
     """The (code, salt) behind the running commitment if a bot made it, else None."""
     if state.commitment is None:
         return None
@@ -270,7 +277,7 @@ def recover_secret(state: MastermindState) -> Optional[tuple[str, str]]:
 
 
 @lru_cache(maxsize=1024)
-def _recover(match_id: str, settings: Settings, round_: int, attempt: int, commitment: str) -> Optional[tuple[str, str]]:
+def _recover(match_id: str, settings: Settings, round_: int, attempt: int, commitment: str) -> tuple[str, str] | None:
     probe = MastermindState(match_id=match_id, settings=settings, round=round_, attempt=attempt)
     for nonce in range(BOT_NONCES):
         code, salt = bot_secret(probe, nonce)
@@ -294,8 +301,13 @@ def feedback_shapes(pegs: int) -> Iterator[tuple[int, int]]:
 
 
 # --- the game -------------------------------------------------------------------------------------------
-ROLE_OF = {"set_code": "codemaker", "commit": "codemaker", "feedback": "codemaker", "reveal": "codemaker",
-           "guess": "codebreaker"}
+ROLE_OF = {
+    "set_code": "codemaker",
+    "commit": "codemaker",
+    "feedback": "codemaker",
+    "reveal": "codemaker",
+    "guess": "codebreaker",
+}
 PHASE_OF = {"set_code": "code", "commit": "code", "guess": "guess", "feedback": "feedback", "reveal": "reveal"}
 MODE_OF = {"set_code": "auto", "commit": "manual", "feedback": "manual", "reveal": "manual"}
 
@@ -319,8 +331,10 @@ class Mastermind(Game):
             if distinct > colors:
                 raise illegal(f"max_distinct {distinct} is more than the {colors} colours there are")
             if not parsed["repeats"] and distinct < pegs:
-                raise illegal(f"with repeats: false a code uses {pegs} distinct colours, "
-                              f"so max_distinct {distinct} leaves no valid code")
+                raise illegal(
+                    f"with repeats: false a code uses {pegs} distinct colours, "
+                    f"so max_distinct {distinct} leaves no valid code"
+                )
         return parsed
 
     def initial(self, options: dict[str, Any], match_id: str) -> MastermindState:
@@ -357,8 +371,10 @@ class Mastermind(Game):
                 raise illegal("this match uses feedback 'manual': the codemaker sends commit{commitment}, not set_code")
             if kind == "commit":
                 raise illegal("this match uses feedback 'auto': the codemaker sends set_code{code,salt}, not commit")
-            raise illegal(f"{kind} exists only with feedback 'manual'; in this 'auto' match the service "
-                          f"computes the feedback and reveals the code itself")
+            raise illegal(
+                f"{kind} exists only with feedback 'manual'; in this 'auto' match the service "
+                f"computes the feedback and reveals the code itself"
+            )
         role = ROLE_OF[kind]
         if role == "codemaker" and seat != state.codemaker:
             raise illegal(f"{kind} is the codemaker's action; seat {seat} is the codebreaker in round {state.round}")
@@ -367,10 +383,14 @@ class Mastermind(Game):
         if state.phase != PHASE_OF[kind]:
             awaiting = self._awaiting(state)
             if kind in ("set_code", "commit"):
-                raise illegal(f"the code of round {state.round} attempt {state.attempt} is already committed; {awaiting}")
+                raise illegal(
+                    f"the code of round {state.round} attempt {state.attempt} is already committed; {awaiting}"
+                )
             if kind == "reveal":
-                raise illegal(f"no reveal due: the codemaker reveals after answering black == {settings.pegs} "
-                              f"or after the feedback on the last row ({settings.max_rows}); {awaiting}")
+                raise illegal(
+                    f"no reveal due: the codemaker reveals after answering black == {settings.pegs} "
+                    f"or after the feedback on the last row ({settings.max_rows}); {awaiting}"
+                )
             raise illegal(f"no {kind} now: {awaiting}")
 
     # --- decide ------------------------------------------------------------------------------------
@@ -405,15 +425,31 @@ class Mastermind(Game):
         code = self._valid_code(state, pegs, "the code", secret=True)
         self._check_salt(salt)
         commitment = commitment_of(state.match_id, state.round, state.attempt, code, salt)
-        return [{"type": "secret_committed", "round": state.round, "attempt": state.attempt,
-                 "commitment": commitment, "_code": as_list(code), "_salt": salt}]
+        return [
+            {
+                "type": "secret_committed",
+                "round": state.round,
+                "attempt": state.attempt,
+                "commitment": commitment,
+                "_code": as_list(code),
+                "_salt": salt,
+            }
+        ]
 
     def _commit(self, state: MastermindState, commitment: str) -> list[Event]:
         if len(commitment) != 64 or not HEX.issuperset(commitment):
-            raise illegal(f"the commitment must be 64 hex characters (a sha256 digest); got {len(commitment)} "
-                          f"characters{'' if HEX.issuperset(commitment) else ', not all hex'}")
-        return [{"type": "secret_committed", "round": state.round, "attempt": state.attempt,
-                 "commitment": commitment.lower()}]
+            raise illegal(
+                f"the commitment must be 64 hex characters (a sha256 digest); got {len(commitment)} "
+                f"characters{'' if HEX.issuperset(commitment) else ', not all hex'}"
+            )
+        return [
+            {
+                "type": "secret_committed",
+                "round": state.round,
+                "attempt": state.attempt,
+                "commitment": commitment.lower(),
+            }
+        ]
 
     def _guess(self, state: MastermindState, pegs: list[int]) -> list[Event]:
         code = self._valid_code(state, pegs, "the guess")
@@ -422,8 +458,17 @@ class Mastermind(Game):
         if state.settings.feedback == "manual":
             return [guessed]
         black, white = feedback(state.secret, code)
-        events = [guessed, {"type": "feedback_given", "round": state.round, "attempt": state.attempt, "row": row,
-                            "black": black, "white": white}]
+        events = [
+            guessed,
+            {
+                "type": "feedback_given",
+                "round": state.round,
+                "attempt": state.attempt,
+                "row": row,
+                "black": black,
+                "white": white,
+            },
+        ]
         settings = state.settings
         if black == settings.pegs:
             events += self._score(state, state.secret, state.salt, row)
@@ -438,10 +483,20 @@ class Mastermind(Game):
         if black + white > pegs:
             raise illegal(f"black + white = {black + white} is more than the {pegs} pegs")
         if (black, white) == (pegs - 1, 1):
-            raise illegal(f"black {pegs - 1}, white 1 cannot happen: with {pegs - 1} pegs right, "
-                          f"the last peg cannot be a right colour in the wrong place")
-        return [{"type": "feedback_given", "round": state.round, "attempt": state.attempt,
-                 "row": len(state.rows) + 1, "black": black, "white": white}]
+            raise illegal(
+                f"black {pegs - 1}, white 1 cannot happen: with {pegs - 1} pegs right, "
+                f"the last peg cannot be a right colour in the wrong place"
+            )
+        return [
+            {
+                "type": "feedback_given",
+                "round": state.round,
+                "attempt": state.attempt,
+                "row": len(state.rows) + 1,
+                "black": black,
+                "white": white,
+            }
+        ]
 
     def _reveal(self, state: MastermindState, pegs: list[int], salt: str) -> list[Event]:
         code = self._valid_code(state, pegs, "the revealed code", secret=True)
@@ -449,8 +504,9 @@ class Mastermind(Game):
         settings = state.settings
         if commitment_of(state.match_id, state.round, state.attempt, code, salt) != state.commitment:
             return self._indication_error(state, code, salt, "bad_commitment", [])
-        wrong = [n for n, (guess, black, white) in enumerate(state.rows, start=1)
-                 if feedback(code, guess) != (black, white)]
+        wrong = [
+            n for n, (guess, black, white) in enumerate(state.rows, start=1) if feedback(code, guess) != (black, white)
+        ]
         if wrong:
             return self._indication_error(state, code, salt, "wrong_feedback", wrong)
         solved = state.rows[-1][1] == settings.pegs
@@ -459,25 +515,63 @@ class Mastermind(Game):
 
     def _score(self, state: MastermindState, code: str, salt: str, points: int) -> list[Event]:
         events: list[Event] = [
-            {"type": "secret_revealed", "round": state.round, "attempt": state.attempt, "code": as_list(code), "salt": salt},
+            {
+                "type": "secret_revealed",
+                "round": state.round,
+                "attempt": state.attempt,
+                "code": as_list(code),
+                "salt": salt,
+            },
             {"type": "round_scored", "round": state.round, "breaker": state.codebreaker, "points": points},
         ]
         if state.scored + 1 < state.settings.rounds:
             following = state.round + 1
             codemaker = 0 if following % 2 else 1
-            events.append({"type": "round_started", "round": following, "attempt": 1,
-                           "codemaker": codemaker, "codebreaker": 1 - codemaker})
+            events.append(
+                {
+                    "type": "round_started",
+                    "round": following,
+                    "attempt": 1,
+                    "codemaker": codemaker,
+                    "codebreaker": 1 - codemaker,
+                }
+            )
         return events
 
-    def _indication_error(self, state: MastermindState, code: str, salt: str, reason: str, rows: list[int]) -> list[Event]:
-        error: Event = {"type": "indication_error", "round": state.round, "attempt": state.attempt, "rows": rows,
-                        "reason": reason, "codemaker": state.codemaker, "penalty": INDICATION_PENALTY,
-                        "code": as_list(code), "salt": salt}
+    def _indication_error(
+        self, state: MastermindState, code: str, salt: str, reason: str, rows: list[int]
+    ) -> list[Event]:
+        error: Event = {
+            "type": "indication_error",
+            "round": state.round,
+            "attempt": state.attempt,
+            "rows": rows,
+            "reason": reason,
+            "codemaker": state.codemaker,
+            "penalty": INDICATION_PENALTY,
+            "code": as_list(code),
+            "salt": salt,
+        }
         if state.attempt >= MAX_ATTEMPTS:
-            return [error, {"type": "round_forfeited", "round": state.round, "codemaker": state.codemaker,
-                            "attempts": state.attempt}]
-        return [error, {"type": "round_started", "round": state.round, "attempt": state.attempt + 1,
-                        "codemaker": state.codemaker, "codebreaker": state.codebreaker}]
+            return [
+                error,
+                {
+                    "type": "round_forfeited",
+                    "round": state.round,
+                    "codemaker": state.codemaker,
+                    "attempts": state.attempt,
+                },
+            ]
+        return [
+            error,
+            {
+                "type": "round_started",
+                "round": state.round,
+                "attempt": state.attempt + 1,
+                "codemaker": state.codemaker,
+                "codebreaker": state.codebreaker,
+            },
+        ]
 
     # --- evolve ------------------------------------------------------------------------------------
     def evolve(self, state: MastermindState, event: Event) -> MastermindState:
@@ -486,37 +580,72 @@ class Mastermind(Game):
             return state.evolved(pending=as_code(event["code"]), phase="feedback")
         if kind == "feedback_given":
             black = event["black"]
-            rows = state.rows + ((state.pending, black, event["white"]),)
+            rows = (*state.rows, (state.pending, black, event["white"]))
             done = black == state.settings.pegs or len(rows) == state.settings.max_rows
             return state.evolved(rows=rows, pending=None, phase="reveal" if done else "guess")
         if kind == "secret_committed":
             code = event.get("_code")
-            return state.evolved(phase="guess", commitment=event["commitment"],
-                                 secret=None if code is None else as_code(code), salt=event.get("_salt"))
+            return state.evolved(
+                phase="guess",
+                commitment=event["commitment"],
+                secret=None if code is None else as_code(code),
+                salt=event.get("_salt"),
+            )
         if kind == "secret_revealed":
-            finished = FinishedTry(round=event["round"], attempt=event["attempt"], codemaker=state.codemaker,
-                                   commitment=state.commitment, code=as_code(event["code"]), salt=event["salt"])
-            return state.evolved(tries=state.tries + (finished,), secret=None, salt=None, phase="scoring")
+            finished = FinishedTry(
+                round=event["round"],
+                attempt=event["attempt"],
+                codemaker=state.codemaker,
+                commitment=state.commitment,
+                code=as_code(event["code"]),
+                salt=event["salt"],
+            )
+            return state.evolved(tries=(*state.tries, finished), secret=None, salt=None, phase="scoring")
         if kind == "round_scored":
             totals = list(state.totals)
             totals[event["breaker"]] += event["points"]
             scored = state.scored + 1
-            tries = state.tries[:-1] + (state.tries[-1].evolved(points=event["points"]),)
-            return state.evolved(totals=tuple(totals), scored=scored, tries=tries,
-                                 phase="over" if scored >= state.settings.rounds else "scoring")
+            tries = (*state.tries[:-1], state.tries[-1].evolved(points=event["points"]))
+            return state.evolved(
+                totals=tuple(totals),
+                scored=scored,
+                tries=tries,
+                phase="over" if scored >= state.settings.rounds else "scoring",
+            )
         if kind == "indication_error":
             codemaker = event["codemaker"]
             totals, penalties = list(state.totals), list(state.penalties)
             totals[codemaker] += event["penalty"]
             penalties[codemaker] += event["penalty"]
-            finished = FinishedTry(round=event["round"], attempt=event["attempt"], codemaker=codemaker,
-                                   commitment=state.commitment, code=as_code(event["code"]), salt=event["salt"],
-                                   error=event["reason"], wrong_rows=tuple(event["rows"]))
-            return state.evolved(totals=tuple(totals), penalties=tuple(penalties), tries=state.tries + (finished,),
-                                 secret=None, salt=None, phase="scoring")
+            finished = FinishedTry(
+                round=event["round"],
+                attempt=event["attempt"],
+                codemaker=codemaker,
+                commitment=state.commitment,
+                code=as_code(event["code"]),
+                salt=event["salt"],
+                error=event["reason"],
+                wrong_rows=tuple(event["rows"]),
+            )
+            return state.evolved(
+                totals=tuple(totals),
+                penalties=tuple(penalties),
+                tries=(*state.tries, finished),
+                secret=None,
+                salt=None,
+                phase="scoring",
+            )
         if kind == "round_started":
-            return state.evolved(round=event["round"], attempt=event["attempt"], phase="code", commitment=None,
-                                 secret=None, salt=None, rows=(), pending=None)
+            return state.evolved(
+                round=event["round"],
+                attempt=event["attempt"],
+                phase="code",
+                commitment=None,
+                secret=None,
+                salt=None,
+                rows=(),
+                pending=None,
+            )
         if kind == "round_forfeited":
             return state.evolved(phase="over", forfeited_by=event["codemaker"], rows=(), pending=None)
         raise ValueError(f"mastermind cannot evolve {kind!r}")
@@ -525,7 +654,7 @@ class Mastermind(Game):
     def scores(self, state: MastermindState) -> list[int]:
         return list(state.totals)
 
-    def outcome(self, state: MastermindState) -> Optional[dict[str, Any]]:
+    def outcome(self, state: MastermindState) -> dict[str, Any] | None:
         if state.phase != "over":
             return None
         first, second = state.totals
@@ -535,16 +664,21 @@ class Mastermind(Game):
             return {"winner": None, "reason": "draw", "scores": [first, second]}
         return {"winner": 0 if first < second else 1, "reason": "lowest_total", "scores": [first, second]}
 
-    def view(self, state: MastermindState, seat: Optional[int]) -> dict[str, Any]:
+    def view(self, state: MastermindState, seat: int | None) -> dict[str, Any]:
         rows: list[list[Any]] = [[g, b, w] for g, b, w in state.rows]
         if state.pending is not None:
             rows.append([state.pending, None, None])
         data: dict[str, Any] = {
             "options": _options_view(state.settings),
-            "round": state.round, "attempt": state.attempt, "phase": state.phase,
-            "codemaker": state.codemaker, "codebreaker": state.codebreaker,
-            "commitment": state.commitment, "rows": rows,
-            "totals": list(state.totals), "penalties": list(state.penalties),
+            "round": state.round,
+            "attempt": state.attempt,
+            "phase": state.phase,
+            "codemaker": state.codemaker,
+            "codebreaker": state.codebreaker,
+            "commitment": state.commitment,
+            "rows": rows,
+            "totals": list(state.totals),
+            "penalties": list(state.penalties),
             "tries": [_try_view(t) for t in state.tries],
         }
         if seat is not None and seat == state.codemaker and state.secret is not None:
@@ -567,7 +701,10 @@ class Mastermind(Game):
                     yield {"type": "set_code", "code": as_list(code), "salt": salt}
             else:
                 code, salt = bot_secret(state, 0)
-                yield {"type": "commit", "commitment": commitment_of(state.match_id, state.round, state.attempt, code, salt)}
+                yield {
+                    "type": "commit",
+                    "commitment": commitment_of(state.match_id, state.round, state.attempt, code, salt),
+                }
         elif phase == "guess":
             for code in iter_codes(key):
                 yield {"type": "guess", "code": as_list(code)}
@@ -579,7 +716,7 @@ class Mastermind(Game):
             for code in iter_codes(key):
                 yield {"type": "reveal", "code": as_list(code), "salt": salt}
 
-    def random_action(self, state: MastermindState, seat: int, rng: random.Random) -> Optional[dict[str, Any]]:
+    def random_action(self, state: MastermindState, seat: int, rng: random.Random) -> dict[str, Any] | None:
         """A bot move, without enumerating. The codebreaker mostly guesses a code consistent with
         the rows so far. A manual codemaker commits to a secret it can re-derive (`bot_secret`),
         answers correctly except now and then on attempt 1 (wrong feedback, wrong salt at the
@@ -592,9 +729,16 @@ class Mastermind(Game):
             return {"type": "guess", "code": as_list(self._bot_guess(state, rng))}
         if phase == "code":
             if settings.feedback == "auto":
-                return {"type": "set_code", "code": as_list(random_code(key, rng)), "salt": f"{rng.getrandbits(128):032x}"}
+                return {
+                    "type": "set_code",
+                    "code": as_list(random_code(key, rng)),
+                    "salt": f"{rng.getrandbits(128):032x}",
+                }
             code, salt = bot_secret(state, rng.randrange(BOT_NONCES))
-            return {"type": "commit", "commitment": commitment_of(state.match_id, state.round, state.attempt, code, salt)}
+            return {
+                "type": "commit",
+                "commitment": commitment_of(state.match_id, state.round, state.attempt, code, salt),
+            }
         recovered = recover_secret(state)
         if phase == "feedback":
             shapes = list(feedback_shapes(settings.pegs))
@@ -631,8 +775,11 @@ class Mastermind(Game):
 
     def render(self, state: MastermindState) -> str:
         s = state.settings
-        lines = [f"Mastermind {s.pegs} pegs × {s.colors} colours, {s.feedback} feedback · round {state.round}/{s.rounds} "
-                 f"attempt {state.attempt} · codemaker seat {state.codemaker}, codebreaker seat {state.codebreaker} · {state.phase}"]
+        lines = [
+            f"Mastermind {s.pegs} pegs × {s.colors} colours, {s.feedback} feedback · round {state.round}/{s.rounds} "
+            f"attempt {state.attempt} · codemaker seat {state.codemaker}, "
+            f"codebreaker seat {state.codebreaker} · {state.phase}"
+        ]
         if state.commitment and state.phase in ("guess", "feedback", "reveal"):
             lines.append(f"    commitment {state.commitment[:16]}…   secret {' '.join('?' * s.pegs)}")
         for number, (guess, black, white) in enumerate(state.rows, start=1):
@@ -640,22 +787,42 @@ class Mastermind(Game):
         if state.pending is not None:
             lines.append(f"{len(state.rows) + 1:>3}  {letters(state.pending)}   (awaiting feedback)")
         for t in state.tries:
-            result = f"{t.points} points to seat {1 - t.codemaker}" if t.error is None else \
-                f"indication error ({t.error}{', rows ' + ','.join(map(str, t.wrong_rows)) if t.wrong_rows else ''})"
+            rows = f", rows {','.join(map(str, t.wrong_rows))}" if t.wrong_rows else ""
+            result = (
+                f"{t.points} points to seat {1 - t.codemaker}"
+                if t.error is None
+                else f"indication error ({t.error}{rows})"
+            )
             lines.append(f"    round {t.round}.{t.attempt}: seat {t.codemaker}'s code {letters(t.code)} → {result}")
-        lines.append(f"    totals: seat 0 {state.totals[0]}, seat 1 {state.totals[1]} "
-                     f"(penalties {state.penalties[0]}, {state.penalties[1]})")
+        lines.append(
+            f"    totals: seat 0 {state.totals[0]}, seat 1 {state.totals[1]} "
+            f"(penalties {state.penalties[0]}, {state.penalties[1]})"
+        )
         return "\n".join(lines)
 
 
 def _options_view(s: Settings) -> dict[str, Any]:
-    return {"pegs": s.pegs, "colors": s.colors, "repeats": s.repeats, "max_distinct": s.max_distinct,
-            "max_rows": s.max_rows, "rounds": s.rounds, "feedback": s.feedback, "unsolved_penalty": s.unsolved_penalty}
+    return {
+        "pegs": s.pegs,
+        "colors": s.colors,
+        "repeats": s.repeats,
+        "max_distinct": s.max_distinct,
+        "max_rows": s.max_rows,
+        "rounds": s.rounds,
+        "feedback": s.feedback,
+        "unsolved_penalty": s.unsolved_penalty,
+    }
 
 
 def _try_view(finished: FinishedTry) -> dict[str, Any]:
-    data: dict[str, Any] = {"round": finished.round, "attempt": finished.attempt, "codemaker": finished.codemaker,
-                            "commitment": finished.commitment, "code": finished.code, "salt": finished.salt}
+    data: dict[str, Any] = {
+        "round": finished.round,
+        "attempt": finished.attempt,
+        "codemaker": finished.codemaker,
+        "commitment": finished.commitment,
+        "code": finished.code,
+        "salt": finished.salt,
+    }
     if finished.error is None:
         data["points"] = finished.points
     else:

@@ -5,9 +5,10 @@ any game.
 `execute(state, record)` decides and evolves in one pass (what the fold uses);
 `decide` and `evolve` are the same logic split for event-level replay and tests.
 """
+
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import ValidationError, field_validator
 
@@ -25,7 +26,7 @@ class ClockState(Frozen):
     initial_ms: int
     increment_ms: int
     remaining_ms: tuple[int, int]
-    since_ms: Optional[int] = None  # when the running seat's time started to run
+    since_ms: int | None = None  # when the running seat's time started to run
 
     def left(self, seat: int, now_ms: int, running: bool) -> int:
         spent = max(0, now_ms - self.since_ms) if running and self.since_ms is not None else 0
@@ -35,8 +36,8 @@ class ClockState(Frozen):
 class MatchState(Frozen):
     match_id: str
     game: str
-    seats: tuple[Optional[str], Optional[str]]
-    invited: Optional[tuple[Optional[str], Optional[str]]] = None  # seats reserved for a named player
+    seats: tuple[str | None, str | None]
+    invited: tuple[str | None, str | None] | None = None  # seats reserved for a named player
     status: Literal["waiting", "active", "over"]
     seq: int = 0
     # Digests (`games.fold.id_digest`, all of one width) of the (player, event_id) of the last
@@ -45,13 +46,13 @@ class MatchState(Frozen):
     # encodes a state per changed match and batch, and 128 strings were half of that encoding.
     recent_ids: str = ""
     options: dict[str, Any]
-    clock: Optional[ClockState] = None
+    clock: ClockState | None = None
     board: Any  # the game's own state value
     game_actions: int = 0
     created_at: str
-    started_at: Optional[str] = None
-    ended_at: Optional[str] = None
-    outcome: Optional[dict[str, Any]] = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    outcome: dict[str, Any] | None = None
 
     @field_validator("recent_ids", mode="before")
     @classmethod
@@ -86,7 +87,7 @@ class MatchState(Frozen):
         return self.__pydantic_serializer__.to_json(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "MatchState":
+    def from_json(cls, data: dict[str, Any]) -> MatchState:
         data = dict(data)
         # States stored before ids were digests kept every event id in clear (`event_ids`). They
         # are dropped: retries of submissions made before the upgrade are decided again.
@@ -96,13 +97,17 @@ class MatchState(Frozen):
 
 
 # --- decide + evolve ----------------------------------------------------------------------------
-def execute(state: Optional[MatchState], player: str, action: dict[str, Any], at: str) -> tuple[list[Event], MatchState, Optional[int]]:
+def execute(
+    state: MatchState | None, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     """Decide the action and evolve the match: (events, new state, acting game seat or None).
     Raises `Rejected`. Record bookkeeping (seq, event ids) is the fold's job."""
     kind = action.get("type")
     if kind == "create":
         if state is not None:
-            raise Rejected("match_exists", f"match {state.match_id!r} already exists ({state.game}, created {state.created_at})")
+            raise Rejected(
+                "match_exists", f"match {state.match_id!r} already exists ({state.game}, created {state.created_at})"
+            )
         raise AssertionError("create is handled by `create_match`")
     if state is None:
         raise Rejected("unknown_match", "no match with this id; create it first")
@@ -121,9 +126,13 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
     game = get_game(create.game)
     options = game.normalise_options(create.options)
     created: Event = {
-        "type": "match_created", "match_id": match_id, "game": create.game,
-        "seats": list(create.seats), "options": options,
-        "clock": create.clock.model_dump() if create.clock else None, "at": at,
+        "type": "match_created",
+        "match_id": match_id,
+        "game": create.game,
+        "seats": list(create.seats),
+        "options": options,
+        "clock": create.clock.model_dump() if create.clock else None,
+        "at": at,
     }
     if create.invited is not None and any(create.invited):
         _check_invitations(create.seats, create.invited)
@@ -131,8 +140,8 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
     return _start_when_full([created], evolve(None, created), at)
 
 
-def _check_invitations(seats: list[Optional[str]], invited: list[Optional[str]]) -> None:
-    for seat, (player, guest) in enumerate(zip(seats, invited)):
+def _check_invitations(seats: list[str | None], invited: list[str | None]) -> None:
+    for seat, (player, guest) in enumerate(zip(seats, invited, strict=False)):
         if guest is not None and player is not None:
             raise illegal(f"seat {seat} is taken by {player!r}, so it cannot be reserved for {guest!r} too")
     if invited[0] is not None and invited[0] == invited[1]:
@@ -147,7 +156,7 @@ def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
         raise illegal("no open seat: the match is full")
     seat = _seat_for(state, player)
     joined: Event = {"type": "seat_joined", "seat": seat, "player": player}
-    return _start_when_full([joined], evolve(state, joined), at) + (None,)
+    return (*_start_when_full([joined], evolve(state, joined), at), None)
 
 
 def _seat_for(state: MatchState, player: str) -> int:
@@ -169,7 +178,7 @@ def _start_when_full(events: list[Event], state: MatchState, at: str) -> tuple[l
     if None in state.seats:
         return events, state
     started: Event = {"type": "match_started", "seats": list(state.seats), "at": at}
-    return events + [started], evolve(state, started)
+    return [*events, started], evolve(state, started)
 
 
 def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -177,7 +186,7 @@ def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
     seat = _own_seat(state, player)
     if state.status == "waiting":
         raise illegal("the match has not started; abort it instead")
-    return _end(state, {"winner": 1 - seat, "reason": "resign", "scores": state.rules.scores(state.board)}, at) + (None,)
+    return (*_end(state, {"winner": 1 - seat, "reason": "resign", "scores": state.rules.scores(state.board)}, at), None)
 
 
 def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -185,7 +194,7 @@ def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
     _own_seat(state, player)
     if state.game_actions > 0:
         raise illegal("the first move has been made; a match can only be aborted before it (resign instead)")
-    return _end(state, {"winner": None, "reason": "aborted", "scores": state.rules.scores(state.board)}, at) + (None,)
+    return (*_end(state, {"winner": None, "reason": "aborted", "scores": state.rules.scores(state.board)}, at), None)
 
 
 def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: str):
@@ -200,7 +209,10 @@ def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: s
     for seat in state.to_move():
         left = state.clock.left(seat, now, running=True)
         if left <= 0:
-            return _end(state, {"winner": 1 - seat, "reason": "timeout", "scores": state.rules.scores(state.board)}, at) + (None,)
+            return (
+                *_end(state, {"winner": 1 - seat, "reason": "timeout", "scores": state.rules.scores(state.board)}, at),
+                None,
+            )
     times = ", ".join(f"seat {s}: {state.clock.left(s, now, True) / 1000:.3f}s" for s in state.to_move())
     raise Rejected("not_timed_out", f"the seat to move still has time as of {at} ({times})")
 
@@ -226,7 +238,7 @@ def _game_action(state: MatchState, player: str, action: dict[str, Any], at: str
     return events, state, seat
 
 
-def _charge(clock: Optional[ClockState], seat: int, now: int) -> Optional[ClockState]:
+def _charge(clock: ClockState | None, seat: int, now: int) -> ClockState | None:
     """The clock after `seat` acted at `now`: time spent deducted, increment added."""
     if clock is None:
         return None
@@ -236,8 +248,13 @@ def _charge(clock: Optional[ClockState], seat: int, now: int) -> Optional[ClockS
 
 
 def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
-    ended: Event = {"type": "match_ended", "winner": outcome["winner"], "reason": outcome["reason"],
-                    "scores": outcome.get("scores"), "at": at}
+    ended: Event = {
+        "type": "match_ended",
+        "winner": outcome["winner"],
+        "reason": outcome["reason"],
+        "scores": outcome.get("scores"),
+        "at": at,
+    }
     return [ended], evolve(state, ended)
 
 
@@ -268,14 +285,14 @@ def _acting_seat(state: MatchState, player: str) -> int:
     raise Rejected("not_your_turn", f"it is not {player!r}'s turn; waiting for {waiting_for}")
 
 
-def decide(state: Optional[MatchState], match_id: str, player: str, action: dict[str, Any], at: str) -> list[Event]:
+def decide(state: MatchState | None, match_id: str, player: str, action: dict[str, Any], at: str) -> list[Event]:
     """The events an action produces (raises `Rejected`)."""
     if action.get("type") == "create" and state is None:
         return create_match(match_id, player, action, at)[0]
     return execute(state, player, action, at)[0]
 
 
-def evolve(state: Optional[MatchState], event: Event) -> MatchState:
+def evolve(state: MatchState | None, event: Event) -> MatchState:
     """The match after one event; game events go to the game's own evolve."""
     kind = event["type"]
     if kind == "match_created":
@@ -283,10 +300,15 @@ def evolve(state: Optional[MatchState], event: Event) -> MatchState:
         clock = event.get("clock")
         invited = event.get("invited")
         return MatchState(
-            match_id=event["match_id"], game=event["game"], seats=tuple(event["seats"]),
-            invited=tuple(invited) if invited else None, status="waiting", options=event["options"],
+            match_id=event["match_id"],
+            game=event["game"],
+            seats=tuple(event["seats"]),
+            invited=tuple(invited) if invited else None,
+            status="waiting",
+            options=event["options"],
             board=game.initial(event["options"], event["match_id"]),
-            clock=None if clock is None else _new_clock(clock), created_at=event["at"],
+            clock=None if clock is None else _new_clock(clock),
+            created_at=event["at"],
         )
     assert state is not None, f"{kind} before match_created"
     if kind == "seat_joined":
@@ -309,8 +331,9 @@ def evolve(state: Optional[MatchState], event: Event) -> MatchState:
 
 def _new_clock(clock: dict[str, Any]) -> ClockState:
     initial = round(clock["initial_s"] * 1000)
-    return ClockState(initial_ms=initial, increment_ms=round(clock.get("increment_s", 0) * 1000),
-                      remaining_ms=(initial, initial))
+    return ClockState(
+        initial_ms=initial, increment_ms=round(clock.get("increment_s", 0) * 1000), remaining_ms=(initial, initial)
+    )
 
 
 def count_game_action(state: MatchState, seat: int, at: str) -> MatchState:
@@ -319,19 +342,29 @@ def count_game_action(state: MatchState, seat: int, at: str) -> MatchState:
 
 
 # --- views ----------------------------------------------------------------------------------------
-def view(state: MatchState, seat: Optional[int] = None) -> dict[str, Any]:
+def view(state: MatchState, seat: int | None = None) -> dict[str, Any]:
     """The match as a client sees it (seat None = public: never a secret)."""
     game_view = state.rules.view(state.board, seat)
     clock = state.clock
     data: dict[str, Any] = {
-        "match_id": state.match_id, "game": state.game, "seats": list(state.seats),
-        "status": state.status, "seq": state.seq, "to_move": list(state.to_move()),
-        "clock": None if clock is None else {
-            "initial_ms": clock.initial_ms, "increment_ms": clock.increment_ms,
-            "remaining_ms": list(clock.remaining_ms), "since_ms": clock.since_ms,
+        "match_id": state.match_id,
+        "game": state.game,
+        "seats": list(state.seats),
+        "status": state.status,
+        "seq": state.seq,
+        "to_move": list(state.to_move()),
+        "clock": None
+        if clock is None
+        else {
+            "initial_ms": clock.initial_ms,
+            "increment_ms": clock.increment_ms,
+            "remaining_ms": list(clock.remaining_ms),
+            "since_ms": clock.since_ms,
         },
-        "outcome": state.outcome, "created_at": state.created_at,
-        "started_at": state.started_at, "ended_at": state.ended_at,
+        "outcome": state.outcome,
+        "created_at": state.created_at,
+        "started_at": state.started_at,
+        "ended_at": state.ended_at,
     }
     if state.invited is not None:  # only then, so views of other matches keep their bytes
         data["invited"] = list(state.invited)
@@ -339,8 +372,22 @@ def view(state: MatchState, seat: Optional[int] = None) -> dict[str, Any]:
     return data
 
 
-LIFECYCLE_VIEW_KEYS = frozenset({"match_id", "game", "seats", "status", "seq", "to_move", "clock", "outcome",
-                                 "created_at", "started_at", "ended_at", "invited"})
+LIFECYCLE_VIEW_KEYS = frozenset(
+    {
+        "match_id",
+        "game",
+        "seats",
+        "status",
+        "seq",
+        "to_move",
+        "clock",
+        "outcome",
+        "created_at",
+        "started_at",
+        "ended_at",
+        "invited",
+    }
+)
 
 
 def render(state: MatchState) -> str:
@@ -349,7 +396,9 @@ def render(state: MatchState) -> str:
     status = state.status
     if state.outcome:
         winner = state.outcome["winner"]
-        status += f" — {'draw' if winner is None else state.rules.seat_names[winner] + ' wins'} ({state.outcome['reason']})"
+        status += (
+            f" — {'draw' if winner is None else state.rules.seat_names[winner] + ' wins'} ({state.outcome['reason']})"
+        )
     elif state.status == "active":
         status += ", to move: " + ", ".join(state.rules.seat_names[s] for s in state.to_move())
     return f"{state.match_id} [{state.game}] seq {state.seq} · {seats} · {status}\n{state.rules.render(state.board)}"

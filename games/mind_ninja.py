@@ -11,18 +11,41 @@ Patterns are judged incrementally (see games/mind_ninja_patterns.py): a placemen
 changed, not a board scan. Outcome: reason `pattern_formed` (builder wins) or `board_full`
 (blocker wins); scores `{"pattern", "builder", "blocker", "cells"}` (see schemas/mind_ninja.py).
 """
+
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, Literal, Optional
+from collections.abc import Iterator
+from typing import Any, Literal
 
-from schemas.mind_ninja import (MIND_NINJA_ACTIONS, Bid, ChoosePattern, ChooseRole, DeclineFree, EndSetup,
-                                MindNinjaOptions, Pass, Place, Setup)
+from schemas.mind_ninja import (
+    MIND_NINJA_ACTIONS,
+    Bid,
+    ChoosePattern,
+    ChooseRole,
+    DeclineFree,
+    EndSetup,
+    MindNinjaOptions,
+    Pass,
+    Place,
+    Setup,
+)
 
 from .core import Event, Frozen, Game, illegal
 from .hexgrid import HexBoard, hex_board
-from .mind_ninja_patterns import (CATALOGUE_IDS, COLOUR_INDEX, CompiledPattern, add_stone, cell_count,
-                                  compile_pattern, empty_union_find, judge, normalise_pattern, pattern_text, witness)
+from .mind_ninja_patterns import (
+    CATALOGUE_IDS,
+    COLOUR_INDEX,
+    CompiledPattern,
+    add_stone,
+    cell_count,
+    compile_pattern,
+    empty_union_find,
+    judge,
+    normalise_pattern,
+    pattern_text,
+    witness,
+)
 
 COLOURS = ("red", "blue")
 Phase = Literal["bidding", "pattern", "setup", "roles", "play", "over"]
@@ -41,11 +64,11 @@ class MindNinjaState(Frozen):
     side: int
     phase: Phase = "bidding"
     bids: tuple[tuple[int, int], ...] = ()  # (seat, value) in order
-    chooser: Optional[int] = None
-    inventor: Optional[int] = None
+    chooser: int | None = None
+    inventor: int | None = None
     free_moves: int = 0
-    pattern: Optional[str] = None  # the normalised pattern, as JSON text
-    builder: Optional[int] = None
+    pattern: str | None = None  # the normalised pattern, as JSON text
+    builder: int | None = None
     mover: int = 0  # seat to place in the play phase
     free_pending: bool = False  # the chooser may now place a free stone or decline it
     board: str  # canonical order: '.' empty, 'R' red, 'B' blue
@@ -57,20 +80,20 @@ class MindNinjaState(Frozen):
     holes: tuple[int, int] = (0, 0)  # holes of the red / blue stone sets (ring)
     formed: int = 0  # sticky formed bits of the monotone primitives: bit 2*leaf + colour
     placements: int = 0  # stones placed in the play phase
-    winner: Optional[int] = None
-    reason: Optional[str] = None
-    win_cells: Optional[tuple[int, ...]] = None
+    winner: int | None = None
+    reason: str | None = None
+    win_cells: tuple[int, ...] | None = None
 
     @property
     def geometry(self) -> HexBoard:
         return hex_board(self.side)
 
     @property
-    def compiled(self) -> Optional[CompiledPattern]:
+    def compiled(self) -> CompiledPattern | None:
         return None if self.pattern is None else compile_pattern(self.pattern, self.side)
 
     @property
-    def high_bid(self) -> Optional[int]:
+    def high_bid(self) -> int | None:
         return self.bids[-1][1] if self.bids else None
 
 
@@ -112,8 +135,10 @@ class MindNinja(Game):
 
     def _phase(self, state: MindNinjaState, wanted: str, action: str) -> None:
         if state.phase != wanted:
-            raise illegal(f"{action} belongs to the {wanted} phase, but the match is in the {state.phase} phase: "
-                          f"{PHASE_HINT[state.phase]}")
+            raise illegal(
+                f"{action} belongs to the {wanted} phase, but the match is in the {state.phase} phase: "
+                f"{PHASE_HINT[state.phase]}"
+            )
 
     def _bid(self, state: MindNinjaState, seat: int, action: Bid) -> list[Event]:
         self._phase(state, "bidding", "a bid")
@@ -138,7 +163,9 @@ class MindNinja(Game):
         q, r = cell
         index = state.geometry.index.get((q, r))
         if index is None:
-            raise illegal(f"{what}: cell [{q},{r}] is off the board (side {state.side}: max(|q|,|r|,|q+r|) <= {state.side - 1})")
+            raise illegal(
+                f"{what}: cell [{q},{r}] is off the board (side {state.side}: max(|q|,|r|,|q+r|) <= {state.side - 1})"
+            )
         if state.board[index] != ".":
             colour = "red" if state.board[index] == "R" else "blue"
             raise illegal(f"{what}: cell [{q},{r}] is occupied (a {colour} stone)")
@@ -172,14 +199,27 @@ class MindNinja(Game):
             role, own = ("builder", "red") if seat == state.builder else ("blocker", "blue")
             if action.color != own:
                 raise illegal(f"the pattern's colours are fixed: the {role} places {own} stones, not {action.color}")
-        return [{"type": "stone_placed", "seat": seat, "cell": list(state.geometry.cells[index]),
-                 "color": action.color, "free": state.free_pending}]
+        return [
+            {
+                "type": "stone_placed",
+                "seat": seat,
+                "cell": list(state.geometry.cells[index]),
+                "color": action.color,
+                "free": state.free_pending,
+            }
+        ]
 
     def _decline_free(self, state: MindNinjaState, seat: int, action: DeclineFree) -> list[Event]:
         self._phase(state, "play", "decline_free")
         if not state.free_pending:
-            left = f"{state.free_moves} free move(s) left" if seat == state.chooser else "only the chooser holds free moves"
-            raise illegal(f"no free move to decline: a free move is offered right after the chooser's own placement ({left})")
+            left = (
+                f"{state.free_moves} free move(s) left"
+                if seat == state.chooser
+                else "only the chooser holds free moves"
+            )
+            raise illegal(
+                f"no free move to decline: a free move is offered right after the chooser's own placement ({left})"
+            )
         return [{"type": "free_move_declined", "seat": seat, "free_moves_left": state.free_moves - 1}]
 
     # --- evolve ---------------------------------------------------------------------------------
@@ -190,10 +230,11 @@ class MindNinja(Game):
         if kind == "free_move_declined":
             return state.evolved(free_moves=state.free_moves - 1, free_pending=False, mover=1 - event["seat"])
         if kind == "bid_made":
-            return state.evolved(bids=state.bids + ((event["seat"], event["value"]),))
+            return state.evolved(bids=(*state.bids, (event["seat"], event["value"])))
         if kind == "bidding_closed":
-            return state.evolved(phase="pattern", chooser=event["chooser"], inventor=event["inventor"],
-                                 free_moves=event["free_moves"])
+            return state.evolved(
+                phase="pattern", chooser=event["chooser"], inventor=event["inventor"], free_moves=event["free_moves"]
+            )
         if kind == "pattern_chosen":
             return state.evolved(phase="setup", pattern=pattern_text(event["pattern"]))
         if kind == "stones_set_up":
@@ -210,10 +251,18 @@ class MindNinja(Game):
         holes = list(state.holes)
         for stone in event["stones"]:
             cell = geometry.index[tuple(stone["cell"])]
-            board, parent, sizes, masks, formed = add_stone(comp, geometry, board, parent, sizes, masks, holes, formed,
-                                                            cell, COLOUR_INDEX[stone["color"]])
-        return state.evolved(board=board, parent=parent, sizes=sizes, masks=masks, formed=formed, holes=tuple(holes),
-                             empty=state.empty - len(event["stones"]))
+            board, parent, sizes, masks, formed = add_stone(
+                comp, geometry, board, parent, sizes, masks, holes, formed, cell, COLOUR_INDEX[stone["color"]]
+            )
+        return state.evolved(
+            board=board,
+            parent=parent,
+            sizes=sizes,
+            masks=masks,
+            formed=formed,
+            holes=tuple(holes),
+            empty=state.empty - len(event["stones"]),
+        )
 
     def _evolve_stone(self, state: MindNinjaState, event: Event) -> MindNinjaState:
         geometry = state.geometry
@@ -221,8 +270,18 @@ class MindNinja(Game):
         cell = geometry.index[(q, r)]
         comp = state.compiled
         holes = list(state.holes)
-        board, parent, sizes, masks, formed = add_stone(comp, geometry, state.board, state.parent, state.sizes,
-                                                        state.masks, holes, state.formed, cell, COLOUR_INDEX[event["color"]])
+        board, parent, sizes, masks, formed = add_stone(
+            comp,
+            geometry,
+            state.board,
+            state.parent,
+            state.sizes,
+            state.masks,
+            holes,
+            state.formed,
+            cell,
+            COLOUR_INDEX[event["color"]],
+        )
         seat = event["seat"]
         changes: dict[str, Any] = {}
         if event["free"]:
@@ -231,41 +290,68 @@ class MindNinja(Game):
             changes.update(free_pending=True, mover=seat)
         else:
             changes.update(mover=1 - seat)
-        placed = state.evolved(board=board, parent=parent, sizes=sizes, masks=masks, formed=formed, holes=tuple(holes),
-                               empty=state.empty - 1, placements=state.placements + 1, **changes)
+        placed = state.evolved(
+            board=board,
+            parent=parent,
+            sizes=sizes,
+            masks=masks,
+            formed=formed,
+            holes=tuple(holes),
+            empty=state.empty - 1,
+            placements=state.placements + 1,
+            **changes,
+        )
         return self._end_check(placed, cell, comp)
 
-    def _end_check(self, state: MindNinjaState, last: Optional[int],
-                   comp: Optional[CompiledPattern] = None) -> MindNinjaState:
+    def _end_check(
+        self, state: MindNinjaState, last: int | None, comp: CompiledPattern | None = None
+    ) -> MindNinjaState:
         """Formed -> the builder wins; else a full board -> the blocker wins."""
         comp = comp or state.compiled
         if judge(comp, state, state.empty):
             cells = witness(comp, state, last)
-            return state.evolved(phase="over", free_pending=False, winner=state.builder, reason="pattern_formed",
-                                 win_cells=None if cells is None else tuple(cells))
+            return state.evolved(
+                phase="over",
+                free_pending=False,
+                winner=state.builder,
+                reason="pattern_formed",
+                win_cells=None if cells is None else tuple(cells),
+            )
         if state.empty == 0:
             return state.evolved(phase="over", free_pending=False, winner=1 - state.builder, reason="board_full")
         return state
 
     # --- end, views -------------------------------------------------------------------------------
-    def outcome(self, state: MindNinjaState) -> Optional[dict[str, Any]]:
+    def outcome(self, state: MindNinjaState) -> dict[str, Any] | None:
         if state.phase != "over":
             return None
         cells = state.geometry.cells
-        return {"winner": state.winner, "reason": state.reason,
-                "scores": {"pattern": state.compiled.id, "builder": state.builder, "blocker": 1 - state.builder,
-                           "cells": None if state.win_cells is None else [list(cells[i]) for i in state.win_cells]}}
+        return {
+            "winner": state.winner,
+            "reason": state.reason,
+            "scores": {
+                "pattern": state.compiled.id,
+                "builder": state.builder,
+                "blocker": 1 - state.builder,
+                "cells": None if state.win_cells is None else [list(cells[i]) for i in state.win_cells],
+            },
+        }
 
-    def view(self, state: MindNinjaState, seat: Optional[int]) -> dict[str, Any]:
+    def view(self, state: MindNinjaState, seat: int | None) -> dict[str, Any]:
         comp = state.compiled
         builder = state.builder
         return {
-            "side": state.side, "phase": state.phase,
-            "bids": [[s, v] for s, v in state.bids], "high_bid": state.high_bid,
-            "chooser": state.chooser, "inventor": state.inventor,
-            "free_moves": state.free_moves, "free_pending": state.free_pending,
+            "side": state.side,
+            "phase": state.phase,
+            "bids": [[s, v] for s, v in state.bids],
+            "high_bid": state.high_bid,
+            "chooser": state.chooser,
+            "inventor": state.inventor,
+            "free_moves": state.free_moves,
+            "free_pending": state.free_pending,
             "pattern": None if comp is None else comp.normalised,
-            "builder": builder, "blocker": None if builder is None else 1 - builder,
+            "builder": builder,
+            "blocker": None if builder is None else 1 - builder,
             "board": state.board,
         }
 
@@ -307,7 +393,7 @@ class MindNinja(Game):
             return COLOURS
         return ("red",) if seat == state.builder else ("blue",)
 
-    def random_action(self, state: MindNinjaState, seat: int, rng: random.Random) -> Optional[dict[str, Any]]:
+    def random_action(self, state: MindNinjaState, seat: int, rng: random.Random) -> dict[str, Any] | None:
         """A random legal action that keeps playouts short: low bids, a random catalogue pattern
         (sometimes with a param override), a few setup stones."""
         if seat not in self.to_move(state):
@@ -335,7 +421,11 @@ class MindNinja(Game):
         if phase == "play":
             if state.free_pending and rng.random() < 0.3:
                 return {"type": "decline_free"}
-            return {"type": "place", "cell": list(cells[rng.choice(empty)]), "color": rng.choice(self._colours(state, seat))}
+            return {
+                "type": "place",
+                "cell": list(cells[rng.choice(empty)]),
+                "color": rng.choice(self._colours(state, seat)),
+            }
         return None
 
     # --- text -----------------------------------------------------------------------------------------
@@ -352,14 +442,19 @@ class MindNinja(Game):
         if state.bids:
             info.append("bids " + ", ".join(f"seat {s}: {v}" for s, v in state.bids))
         if state.chooser is not None:
-            info.append(f"chooser seat {state.chooser} ({state.free_moves} free move(s) left"
-                        + (", one pending" if state.free_pending else "") + f"), inventor seat {state.inventor}")
+            info.append(
+                f"chooser seat {state.chooser} ({state.free_moves} free move(s) left"
+                + (", one pending" if state.free_pending else "")
+                + f"), inventor seat {state.inventor}"
+            )
         if comp is not None:
             info.append(f"pattern {comp.id} ({comp.colors} colours)")
         if state.builder is not None:
             info.append(f"builder seat {state.builder}, blocker seat {1 - state.builder}")
         if state.phase == "over":
-            info.append(f"{state.reason}: seat {state.winner} wins" + (" (lower case: the pattern)" if state.win_cells else ""))
+            info.append(
+                f"{state.reason}: seat {state.winner} wins" + (" (lower case: the pattern)" if state.win_cells else "")
+            )
         lines.append(" · ".join(info))
         return "\n".join(lines)
 
@@ -385,9 +480,14 @@ def random_params(pattern_id: str, side: int, rng: random.Random) -> dict[str, A
 
 
 DECIDERS = {
-    "bid": MindNinja._bid, "pass": MindNinja._pass, "choose_pattern": MindNinja._choose_pattern,
-    "setup": MindNinja._setup, "end_setup": MindNinja._end_setup, "choose_role": MindNinja._choose_role,
-    "place": MindNinja._place, "decline_free": MindNinja._decline_free,
+    "bid": MindNinja._bid,
+    "pass": MindNinja._pass,
+    "choose_pattern": MindNinja._choose_pattern,
+    "setup": MindNinja._setup,
+    "end_setup": MindNinja._end_setup,
+    "choose_role": MindNinja._choose_role,
+    "place": MindNinja._place,
+    "decline_free": MindNinja._decline_free,
 }
 
 GAME = MindNinja()

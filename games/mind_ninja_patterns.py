@@ -10,8 +10,9 @@ board size):
   `parent` (chr(parent index); an empty cell or a root points to itself), and per root `sizes`
   (chr(48 + size)) and `masks` (chr(48 + (sides | corners << 6)): the 6-bit masks of the sides
   and corners the group touches; the edges touched follow: edge k = side k or corner k or
-  corner k+1; the offset 48 keeps the JSON of an empty board readable: "000..."). Merging ORs the masks and adds the sizes. `group`, `connect`, `fork` and `bridge`
-  read the new root's size and mask.
+  corner k+1; the offset 48 keeps the JSON of an empty board readable: "000..."). Merging ORs
+  the masks and adds the sizes. `group`, `connect`, `fork` and `bridge` read the new root's size
+  and mask.
 - `row` walks the three axes through the new stone; `shape` tries only the placements of its
   symmetric variants that contain the new stone (a per-cell table, built once per board side).
 - These primitives are monotone (stones are never removed), so each keeps a sticky "formed" bit
@@ -31,11 +32,13 @@ board size):
 Witness cells (which stones form the pattern) are found by an O(board) scan at the moment the
 builder wins.
 """
+
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from functools import cache, lru_cache
+from typing import Any
 
 import orjson
 
@@ -83,22 +86,48 @@ def cell_count(side: int) -> int:
 # id -> (colour mode, defaults(side), definition(params)); a catalogue id's params are the params
 # of the primitives in its definition.
 CATALOGUE: dict[str, tuple[str, Callable[[int], dict[str, Any]], Callable[[dict[str, Any]], dict[str, Any]]]] = {
-    "five_in_a_row": ("fixed", lambda side: {"n": 5, "color": "red"},
-                      lambda p: {"row": {"n": p["n"], "color": p["color"]}}),
-    "havannah": ("fixed", lambda side: {"sides": 3, "color": "red"},
-                 lambda p: {"any": [{"ring": {"color": p["color"]}}, {"bridge": {"color": p["color"]}},
-                                    {"fork": {"sides": p["sides"], "color": p["color"]}}]}),
-    "hex": ("fixed", lambda side: {"edges": 2, "mode": "opposite", "color": "red"},
-            lambda p: {"connect": {"edges": p["edges"], "mode": p["mode"], "color": p["color"]}}),
-    "y": ("fixed", lambda side: {"edges": 3, "mode": "alternate", "color": "red"},
-          lambda p: {"connect": {"edges": p["edges"], "mode": p["mode"], "color": p["color"]}}),
+    "five_in_a_row": (
+        "fixed",
+        lambda side: {"n": 5, "color": "red"},
+        lambda p: {"row": {"n": p["n"], "color": p["color"]}},
+    ),
+    "havannah": (
+        "fixed",
+        lambda side: {"sides": 3, "color": "red"},
+        lambda p: {
+            "any": [
+                {"ring": {"color": p["color"]}},
+                {"bridge": {"color": p["color"]}},
+                {"fork": {"sides": p["sides"], "color": p["color"]}},
+            ]
+        },
+    ),
+    "hex": (
+        "fixed",
+        lambda side: {"edges": 2, "mode": "opposite", "color": "red"},
+        lambda p: {"connect": {"edges": p["edges"], "mode": p["mode"], "color": p["color"]}},
+    ),
+    "y": (
+        "fixed",
+        lambda side: {"edges": 3, "mode": "alternate", "color": "red"},
+        lambda p: {"connect": {"edges": p["edges"], "mode": p["mode"], "color": p["color"]}},
+    ),
     "ring": ("fixed", lambda side: {"color": "red"}, lambda p: {"ring": {"color": p["color"]}}),
-    "big_group": ("fixed", lambda side: {"size": math.ceil(cell_count(side) / 4), "color": "red"},
-                  lambda p: {"group": {"size": p["size"], "color": p["color"]}}),
-    "triangle": ("fixed", lambda side: {"cells": TRIANGLE, "color": "red"},
-                 lambda p: {"shape": {"cells": p["cells"], "color": p["color"]}}),
-    "flower": ("fixed", lambda side: {"cells": FLOWER, "color": "red"},
-               lambda p: {"shape": {"cells": p["cells"], "color": p["color"]}}),
+    "big_group": (
+        "fixed",
+        lambda side: {"size": math.ceil(cell_count(side) / 4), "color": "red"},
+        lambda p: {"group": {"size": p["size"], "color": p["color"]}},
+    ),
+    "triangle": (
+        "fixed",
+        lambda side: {"cells": TRIANGLE, "color": "red"},
+        lambda p: {"shape": {"cells": p["cells"], "color": p["color"]}},
+    ),
+    "flower": (
+        "fixed",
+        lambda side: {"cells": FLOWER, "color": "red"},
+        lambda p: {"shape": {"cells": p["cells"], "color": p["color"]}},
+    ),
     "odd": ("either", lambda side: {"k": 5}, lambda p: {"odd": {"k": p["k"]}}),
     "equicolored": ("either", lambda side: {}, lambda p: {"equicolored": {}}),
 }
@@ -152,8 +181,12 @@ def _shape_cells(params: dict[str, Any], where: str) -> list[list[int]]:
     out: list[list[int]] = []
     seen = set()
     for n, cell in enumerate(cells):
-        if (not isinstance(cell, (list, tuple)) or len(cell) != 2 or not all(_is_int(c) for c in cell)
-                or not all(-30 <= c <= 30 for c in cell)):
+        if (
+            not isinstance(cell, (list, tuple))
+            or len(cell) != 2
+            or not all(_is_int(c) for c in cell)
+            or not all(-30 <= c <= 30 for c in cell)
+        ):
             raise illegal(f"{where}: cells[{n}] must be [q, r] with integers from -30 to 30, not {_describe(cell)}")
         key = (cell[0], cell[1])
         if key in seen:
@@ -167,19 +200,27 @@ def _normalise_primitive(kind: str, params: dict[str, Any], side: int, where: st
     cells = cell_count(side)
     if kind == "row":
         longest = 2 * side - 1
-        return {"n": _int_param(params, "n", 5, 2, longest, where, f", the longest line of a side-{side} board is {longest}"),
-                "color": _color_param(params, where)}
+        return {
+            "n": _int_param(
+                params, "n", 5, 2, longest, where, f", the longest line of a side-{side} board is {longest}"
+            ),
+            "color": _color_param(params, where),
+        }
     if kind == "group":
-        return {"size": _int_param(params, "size", None, 1, cells, where, f", the cells of a side-{side} board"),
-                "color": _color_param(params, where)}
+        return {
+            "size": _int_param(params, "size", None, 1, cells, where, f", the cells of a side-{side} board"),
+            "color": _color_param(params, where),
+        }
     if kind == "connect":
         mode = params.get("mode", "opposite")
         if mode not in CONNECT_MODES:
             raise illegal(f"{where}: mode must be one of any, opposite, alternate, not {_describe(mode)}")
         edges = _int_param(params, "edges", 3 if mode == "alternate" else 2, 1, 6, where)
         if mode == "opposite" and edges != 2:
-            raise illegal(f"{where}: mode 'opposite' joins two opposite edges, so edges must be 2, not {edges} "
-                          "(use mode 'any' for any edges, or 'alternate' with edges 3)")
+            raise illegal(
+                f"{where}: mode 'opposite' joins two opposite edges, so edges must be 2, not {edges} "
+                "(use mode 'any' for any edges, or 'alternate' with edges 3)"
+            )
         if mode == "alternate" and edges != 3:
             raise illegal(f"{where}: mode 'alternate' joins edges 0, 2, 4 or 1, 3, 5, so edges must be 3, not {edges}")
         return {"edges": edges, "mode": mode, "color": _color_param(params, where)}
@@ -199,25 +240,30 @@ def _param_list(kind: str) -> str:
     return f"{kind} params: {', '.join(names)}" if names else f"{kind} takes no params"
 
 
-def normalise_def(definition: Any, side: int, where: str = "def", depth: int = 0,
-                  leaves: Optional[list[int]] = None) -> dict[str, Any]:
+def normalise_def(
+    definition: Any, side: int, where: str = "def", depth: int = 0, leaves: list[int] | None = None
+) -> dict[str, Any]:
     """A definition with every param filled in; `illegal` naming the offender otherwise."""
     if leaves is None:
         leaves = [0, 0]  # primitives, shape cells so far
     if not isinstance(definition, dict) or len(definition) != 1:
-        raise illegal(f"{where} must be an object with exactly one key, a primitive "
-                      f"({', '.join(PRIMITIVE_PARAMS)}) or a combination (all, any); got {_describe(definition)}")
-    (key, value), = definition.items()
+        raise illegal(
+            f"{where} must be an object with exactly one key, a primitive "
+            f"({', '.join(PRIMITIVE_PARAMS)}) or a combination (all, any); got {_describe(definition)}"
+        )
+    ((key, value),) = definition.items()
     if key in COMBINATORS:
         if depth >= MAX_DEPTH:
             raise illegal(f"{where}: combinations nest at most {MAX_DEPTH} deep")
         if not isinstance(value, list) or not value:
             raise illegal(f"{where}.{key} must be a non-empty list of definitions, not {_describe(value)}")
-        return {key: [normalise_def(item, side, f"{where}.{key}[{n}]", depth + 1, leaves)
-                      for n, item in enumerate(value)]}
+        return {
+            key: [normalise_def(item, side, f"{where}.{key}[{n}]", depth + 1, leaves) for n, item in enumerate(value)]
+        }
     if key not in PRIMITIVE_PARAMS:
-        raise illegal(f"{where}: unknown primitive {key!r}; primitives: {', '.join(PRIMITIVE_PARAMS)}; "
-                      "combinations: all, any")
+        raise illegal(
+            f"{where}: unknown primitive {key!r}; primitives: {', '.join(PRIMITIVE_PARAMS)}; combinations: all, any"
+        )
     here = f"{where}.{key}"
     if not isinstance(value, dict):
         raise illegal(f"{here}: params must be an object ({_param_list(key)}), not {_describe(value)}")
@@ -236,14 +282,14 @@ def normalise_def(definition: Any, side: int, where: str = "def", depth: int = 0
 
 
 def _contains_full_board(definition: dict[str, Any]) -> bool:
-    (key, value), = definition.items()
+    ((key, value),) = definition.items()
     if key in COMBINATORS:
         return any(_contains_full_board(item) for item in value)
     return key in FULL_BOARD_PRIMITIVES
 
 
 def _find_param(definition: dict[str, Any], name: str) -> Any:
-    (key, value), = definition.items()
+    ((key, value),) = definition.items()
     if key in COMBINATORS:
         for item in value:
             found = _find_param(item, name)
@@ -256,19 +302,25 @@ def _find_param(definition: dict[str, Any], name: str) -> Any:
 def normalise_pattern(pattern: Any, side: int) -> dict[str, Any]:
     """The fully explicit form of a pattern (see schemas/mind_ninja.py); `illegal` otherwise."""
     if not isinstance(pattern, dict):
-        raise illegal(f"a pattern is an object {{id, params}} or {{id: custom, name, colors, def}}, not {_describe(pattern)}")
+        raise illegal(
+            f"a pattern is an object {{id, params}} or {{id: custom, name, colors, def}}, not {_describe(pattern)}"
+        )
     if "id" not in pattern:
         raise illegal(f"the pattern has no 'id': give a catalogue id ({', '.join(CATALOGUE_IDS)}) or 'custom'")
     pattern_id = pattern["id"]
     if pattern_id == "custom":
         return _normalise_custom(pattern, side)
     if not isinstance(pattern_id, str) or pattern_id not in CATALOGUE:
-        raise illegal(f"unknown pattern id {_describe(pattern_id)}; catalogue ids: {', '.join(CATALOGUE_IDS)}; "
-                      "or 'custom' with a def")
+        raise illegal(
+            f"unknown pattern id {_describe(pattern_id)}; catalogue ids: {', '.join(CATALOGUE_IDS)}; "
+            "or 'custom' with a def"
+        )
     for key in pattern:
         if key not in PATTERN_KEYS_CATALOGUE:
-            raise illegal(f"unknown key {key!r} in catalogue pattern {pattern_id}; keys: id, params "
-                          "(use id 'custom' with name, colors and def for your own pattern)")
+            raise illegal(
+                f"unknown key {key!r} in catalogue pattern {pattern_id}; keys: id, params "
+                "(use id 'custom' with name, colors and def for your own pattern)"
+            )
     colors, defaults, template = CATALOGUE[pattern_id]
     default_params = defaults(side)
     given = pattern.get("params", {})
@@ -280,20 +332,30 @@ def normalise_pattern(pattern: Any, side: int) -> dict[str, Any]:
             raise illegal(f"unknown param {name!r} for pattern {pattern_id}; its params: {valid}")
     definition = normalise_def(template({**default_params, **given}), side, f"{pattern_id} params")
     params = {name: _find_param(definition, name) for name in default_params}
-    normalised = {"id": pattern_id, "name": pattern_id, "colors": colors, "params": params, "def": definition,
-                  "full_board": _contains_full_board(definition)}
+    normalised = {
+        "id": pattern_id,
+        "name": pattern_id,
+        "colors": colors,
+        "params": params,
+        "def": definition,
+        "full_board": _contains_full_board(definition),
+    }
     for key in ("name", "colors", "def", "full_board"):
         if key in pattern and pattern[key] != normalised[key]:
-            raise illegal(f"{key} of catalogue pattern {pattern_id} is {_describe(normalised[key])}, not "
-                          f"{_describe(pattern[key])}; use id 'custom' for your own definition")
+            raise illegal(
+                f"{key} of catalogue pattern {pattern_id} is {_describe(normalised[key])}, not "
+                f"{_describe(pattern[key])}; use id 'custom' for your own definition"
+            )
     return normalised
 
 
 def _normalise_custom(pattern: dict[str, Any], side: int) -> dict[str, Any]:
     for key in pattern:
         if key not in PATTERN_KEYS_CUSTOM:
-            raise illegal(f"unknown key {key!r} in a custom pattern; keys: id, name, colors, def"
-                          + (" (params belong inside def)" if key == "params" else ""))
+            raise illegal(
+                f"unknown key {key!r} in a custom pattern; keys: id, name, colors, def"
+                + (" (params belong inside def)" if key == "params" else "")
+            )
     name = pattern.get("name", "custom")
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
         raise illegal(f"name of a custom pattern must be a string of 1 to {MAX_NAME} characters, not {_describe(name)}")
@@ -305,8 +367,10 @@ def _normalise_custom(pattern: dict[str, Any], side: int) -> dict[str, Any]:
     definition = normalise_def(pattern["def"], side)
     full_board = _contains_full_board(definition)
     if "full_board" in pattern and pattern["full_board"] != full_board:
-        raise illegal(f"full_board of this pattern is {_describe(full_board)}, not {_describe(pattern['full_board'])} "
-                      "(it is true exactly when the def contains odd or equicolored)")
+        raise illegal(
+            f"full_board of this pattern is {_describe(full_board)}, not {_describe(pattern['full_board'])} "
+            "(it is true exactly when the def contains odd or equicolored)"
+        )
     return {"id": "custom", "name": name, "colors": colors, "def": definition, "full_board": full_board}
 
 
@@ -315,7 +379,7 @@ class Leaf:
     """One primitive of a compiled pattern. Monotone leaves own the bits 2*index (red) and
     2*index+1 (blue) of the state's `formed`."""
 
-    __slots__ = ("kind", "params", "mask", "index", "shift", "agg_test", "cell_test", "full_board")
+    __slots__ = ("agg_test", "cell_test", "full_board", "index", "kind", "mask", "params", "shift")
 
     def __init__(self, kind: str, params: dict[str, Any], index: int, side: int):
         self.kind = kind
@@ -324,8 +388,8 @@ class Leaf:
         self.index = index
         self.shift = 2 * index
         self.full_board = kind in FULL_BOARD_PRIMITIVES
-        self.agg_test: Optional[Callable[[int, int], bool]] = _agg_test(kind, params)
-        self.cell_test: Optional[Callable[..., bool]] = None
+        self.agg_test: Callable[[int, int], bool] | None = _agg_test(kind, params)
+        self.cell_test: Callable[..., bool] | None = None
         if kind == "row":
             self.cell_test = _row_test(params["n"], hex_board(side).around)
         elif kind == "shape":
@@ -336,7 +400,7 @@ class Leaf:
         return self.agg_test is not None or self.cell_test is not None
 
 
-def _agg_test(kind: str, params: dict[str, Any]) -> Optional[Callable[[int, int], bool]]:
+def _agg_test(kind: str, params: dict[str, Any]) -> Callable[[int, int], bool] | None:
     """A test on a group's (size, mask), for the primitives that read group aggregates."""
     if kind == "group":
         wanted = params["size"]
@@ -344,14 +408,18 @@ def _agg_test(kind: str, params: dict[str, Any]) -> Optional[Callable[[int, int]
     if kind == "connect":
         edges, mode = params["edges"], params["mode"]
         if mode == "opposite":
+
             def opposite(size: int, mask: int) -> bool:
                 e = EDGES_OF_MASK[mask]
                 return (e & (e >> 3) & 7) != 0
+
             return opposite
         if mode == "alternate":
+
             def alternate(size: int, mask: int) -> bool:
                 e = EDGES_OF_MASK[mask]
                 return (e & 21) == 21 or (e & 42) == 42
+
             return alternate
         return lambda size, mask: POPCOUNT[EDGES_OF_MASK[mask]] >= edges
     if kind == "fork":
@@ -362,7 +430,7 @@ def _agg_test(kind: str, params: dict[str, Any]) -> Optional[Callable[[int, int]
     return None
 
 
-def _row_test(n: int, around: tuple[tuple[Optional[int], ...], ...]) -> Callable[..., bool]:
+def _row_test(n: int, around: tuple[tuple[int | None, ...], ...]) -> Callable[..., bool]:
     def test(cell: int, board: str, stone: str) -> bool:
         for d in (0, 1, 2):
             count = 1
@@ -377,6 +445,7 @@ def _row_test(n: int, around: tuple[tuple[Optional[int], ...], ...]) -> Callable
             if count >= n:
                 return True
         return False
+
     return test
 
 
@@ -389,6 +458,7 @@ def _shape_test(table: tuple[tuple[tuple[int, ...], ...], ...]) -> Callable[...,
             else:
                 return True
         return False
+
     return test
 
 
@@ -417,7 +487,7 @@ def shape_table(cells: tuple[tuple[int, int], ...], side: int) -> tuple[tuple[tu
 
 
 class Node:
-    __slots__ = ("op", "children")
+    __slots__ = ("children", "op")
 
     def __init__(self, op: str, children: list[Any]):
         self.op = op
@@ -438,10 +508,11 @@ class CompiledPattern:
         self.monotone = tuple(leaf for leaf in self.leaves if leaf.monotone)
         # Per colour: (leaf, bit) of the monotone leaves that colour can form.
         self.by_colour = tuple(
-            tuple((leaf, 1 << (leaf.shift + ci)) for leaf in self.monotone if leaf.mask >> ci & 1) for ci in (0, 1))
+            tuple((leaf, 1 << (leaf.shift + ci)) for leaf in self.monotone if leaf.mask >> ci & 1) for ci in (0, 1)
+        )
 
     def _build(self, definition: dict[str, Any]) -> Any:
-        (key, value), = definition.items()
+        ((key, value),) = definition.items()
         if key in COMBINATORS:
             return Node(key, [self._build(item) for item in value])
         leaf = Leaf(key, value, len(self.leaves), self.side)
@@ -460,14 +531,14 @@ def pattern_text(normalised: dict[str, Any]) -> str:
 
 
 # --- per-cell constants -----------------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def cell_masks(side: int) -> tuple[int, ...]:
     """The mask (sides | corners << 6) of a lone stone on each cell."""
     board = hex_board(side)
     return tuple(board.side_mask[i] | board.corner_bit[i] << CORNERS_SHIFT for i in range(board.size))
 
 
-@lru_cache(maxsize=None)
+@cache
 def rim(side: int) -> tuple[int, ...]:
     board = hex_board(side)
     return tuple(i for i in range(board.size) if board.distance[i] == side - 1)
@@ -479,14 +550,24 @@ def empty_union_find(size: int) -> tuple[str, str, str]:
 
 
 # --- the incremental step ---------------------------------------------------------------------------
-def add_stone(comp: CompiledPattern, geometry: HexBoard, board: str, parent: str, sizes: str, masks: str,
-              holes: list[int], formed: int, cell: int, ci: int) -> tuple[str, str, str, str, int]:
+def add_stone(
+    comp: CompiledPattern,
+    geometry: HexBoard,
+    board: str,
+    parent: str,
+    sizes: str,
+    masks: str,
+    holes: list[int],
+    formed: int,
+    cell: int,
+    ci: int,
+) -> tuple[str, str, str, str, int]:
     """Put a stone of colour index `ci` on the empty `cell`. Updates `holes` in place; returns
     the new (board, parent, sizes, masks, formed)."""
     stone = "RB"[ci]
-    board = board[:cell] + stone + board[cell + 1:]
+    board = board[:cell] + stone + board[cell + 1 :]
     around = geometry.around[cell]
-    roots: list[Optional[int]] = [None] * 6
+    roots: list[int | None] = [None] * 6
     count = 0
     for d in range(6):
         j = around[d]
@@ -520,10 +601,10 @@ def add_stone(comp: CompiledPattern, geometry: HexBoard, board: str, parent: str
         pointer = chr(root)
         for other in distinct:
             if other != root:
-                parent = parent[:other] + pointer + parent[other + 1:]
-        parent = parent[:cell] + pointer + parent[cell + 1:]
-    sizes = sizes[:root] + chr(ZERO + size) + sizes[root + 1:]
-    masks = masks[:root] + chr(ZERO + mask) + masks[root + 1:]
+                parent = parent[:other] + pointer + parent[other + 1 :]
+        parent = parent[:cell] + pointer + parent[cell + 1 :]
+    sizes = sizes[:root] + chr(ZERO + size) + sizes[root + 1 :]
+    masks = masks[:root] + chr(ZERO + mask) + masks[root + 1 :]
     for leaf, bit in comp.by_colour[ci]:
         if formed & bit:
             continue
@@ -587,7 +668,7 @@ def _equicolored(position: Any, geometry: HexBoard) -> bool:
     return blue > red
 
 
-def leaf_holds(leaf: Leaf, position: Any, ci: Optional[int] = None) -> bool:
+def leaf_holds(leaf: Leaf, position: Any, ci: int | None = None) -> bool:
     """Whether the leaf is formed (for colour index `ci`, or for any colour it allows)."""
     mask = leaf.mask if ci is None else leaf.mask & (1 << ci)
     if leaf.kind == "ring":
@@ -616,13 +697,13 @@ def judge(comp: CompiledPattern, position: Any, empty: int) -> bool:
 
 
 # --- witnesses ----------------------------------------------------------------------------------------
-def witness(comp: CompiledPattern, position: Any, last: Optional[int] = None) -> Optional[list[int]]:
+def witness(comp: CompiledPattern, position: Any, last: int | None = None) -> list[int] | None:
     """Cells (indices, ascending) that form the pattern, where the primitives can name them."""
     cells = _node_witness(comp.root, position, hex_board(position.side), last)
     return None if cells is None else sorted(cells)
 
 
-def _node_witness(node: Any, position: Any, geometry: HexBoard, last: Optional[int]) -> Optional[set[int]]:
+def _node_witness(node: Any, position: Any, geometry: HexBoard, last: int | None) -> set[int] | None:
     if isinstance(node, Leaf):
         for ci in (0, 1):
             if node.mask >> ci & 1 and leaf_holds(node, position, ci):
@@ -633,7 +714,7 @@ def _node_witness(node: Any, position: Any, geometry: HexBoard, last: Optional[i
             if node_holds(child, position):
                 return _node_witness(child, position, geometry, last)
         return None
-    found: Optional[set[int]] = None
+    found: set[int] | None = None
     for child in node.children:
         part = _node_witness(child, position, geometry, last)
         if part is not None:
@@ -646,7 +727,7 @@ def _group_cells(position: Any, root: int) -> set[int]:
     return {i for i, c in enumerate(board) if c != "." and find(parent, i) == root}
 
 
-def _leaf_witness(leaf: Leaf, position: Any, geometry: HexBoard, ci: int, last: Optional[int]) -> Optional[set[int]]:
+def _leaf_witness(leaf: Leaf, position: Any, geometry: HexBoard, ci: int, last: int | None) -> set[int] | None:
     board, parent = position.board, position.parent
     stone = "RB"[ci]
     if leaf.kind == "odd" or leaf.kind == "equicolored":
@@ -698,7 +779,7 @@ def _reachable_from_rim(geometry: HexBoard, side: int, passable: Callable[[int],
     return seen
 
 
-def _enclosing_group(position: Any, geometry: HexBoard, stone: str, last: Optional[int]) -> Optional[set[int]]:
+def _enclosing_group(position: Any, geometry: HexBoard, stone: str, last: int | None) -> set[int] | None:
     board, parent = position.board, position.parent
     reached = _reachable_from_rim(geometry, position.side, lambda i: board[i] != stone)
     enclosed = [i for i in range(len(board)) if board[i] != stone and i not in reached]

@@ -3,10 +3,12 @@
 Pure and seeded: the same arguments give the same records. Every record is folded as it is
 made, so the bot always sees the position the service will see.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -16,19 +18,33 @@ from .timeutil import from_ms
 DEFAULT_START_MS = 1_795_989_600_000  # 2026-11-29T22:00:00Z
 
 
-def move_record(match_id: str, player: str, action: dict[str, Any], event_id: str, at_ms: int,
-                expected_seq: Optional[int] = None) -> bytes:
-    data: dict[str, Any] = {"v": 1, "event_id": event_id, "match_id": match_id, "player": player,
-                            "at": from_ms(at_ms), "action": action}
+def move_record(
+    match_id: str, player: str, action: dict[str, Any], event_id: str, at_ms: int, expected_seq: int | None = None
+) -> bytes:
+    data: dict[str, Any] = {
+        "v": 1,
+        "event_id": event_id,
+        "match_id": match_id,
+        "player": player,
+        "at": from_ms(at_ms),
+        "action": action,
+    }
     if expected_seq is not None:
         data["expected_seq"] = expected_seq
     return orjson.dumps(data)
 
 
-def random_playout_records(game: str, options: dict[str, Any], seed: int, match_id: str,
-                           players: tuple[str, str] = ("alice", "bob"), start_ms: int = DEFAULT_START_MS,
-                           step_ms: int = 1000, max_records: int = 5000,
-                           clock: Optional[dict[str, float]] = None) -> Iterator[tuple[bytes, Step]]:
+def random_playout_records(
+    game: str,
+    options: dict[str, Any],
+    seed: int,
+    match_id: str,
+    players: tuple[str, str] = ("alice", "bob"),
+    start_ms: int = DEFAULT_START_MS,
+    step_ms: int = 1000,
+    max_records: int = 5000,
+    clock: dict[str, float] | None = None,
+) -> Iterator[tuple[bytes, Step]]:
     """Create a match (with `clock`, e.g. {"initial_s": 600, "increment_s": 5}, when given) and
     play random legal actions until it ends; yields (record, step)."""
     rng = random.Random(seed)

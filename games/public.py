@@ -2,10 +2,11 @@
 anyone may know of it. Board and lifecycle, never a secret (a Mastermind code is only its
 commitment until revealed); clocks are not charged (the result's `view` has them). Used by
 whoever plays or draws a match from the outside: the CLI, the bot service."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from .match import MatchState, evolve
 
@@ -15,7 +16,7 @@ class PublicPosition:
     """A match rebuilt from its public events (board and lifecycle; secrets never; clocks not
     charged), enough for `games.match.render`."""
 
-    state: Optional[MatchState] = None
+    state: MatchState | None = None
     seq: int = 0
     views: dict[int, Any] = field(default_factory=dict)
 
@@ -34,7 +35,7 @@ class PublicPosition:
         return True
 
     @classmethod
-    def from_log(cls, entries: list[dict[str, Any]], upto: Optional[int] = None) -> "PublicPosition":
+    def from_log(cls, entries: list[dict[str, Any]], upto: int | None = None) -> PublicPosition:
         position = cls()
         for entry in entries:
             if upto is None or entry["seq"] <= upto:

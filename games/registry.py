@@ -1,8 +1,9 @@
 """The games plylog knows, by wire name."""
+
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 
 from .core import Game
 
@@ -14,7 +15,7 @@ GAME_MODULES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_game(name: str) -> Game:
     """The game object for a wire name (`KeyError` if there is none)."""
     module = importlib.import_module(GAME_MODULES[name])

@@ -4,14 +4,16 @@ Cover up to X empty cells marked X; when the board is full the largest group win
 Groups are tracked incrementally with a union-find (union by size; the parent tuple is
 copied, never mutated), so a placement costs O(placed cells), not a board scan.
 """
+
 from __future__ import annotations
 
 import json
 import random
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from schemas.strands import STRANDS_ACTIONS, Place, StrandsOptions
 
@@ -25,12 +27,19 @@ LAYOUTS_FILE = Path(__file__).with_name("data") / "strands-layouts.json"
 # Per ring distance: the multiset of numbers shuffled onto that ring ({number: count}).
 RANDOM_LAYOUTS: dict[str, dict[int, dict[int, int]]] = {
     "random-6": {0: {1: 1}, 1: {1: 2, 2: 4}, 2: {2: 11, 3: 1}, 3: {2: 12, 3: 6}, 4: {3: 22, 4: 2}, 5: {4: 10, 5: 20}},
-    "random-7": {0: {1: 1}, 1: {1: 3, 2: 3}, 2: {1: 5, 2: 7}, 3: {1: 1, 2: 17}, 4: {2: 15, 3: 9},
-                 5: {3: 28, 4: 2}, 6: {4: 8, 5: 28}},
+    "random-7": {
+        0: {1: 1},
+        1: {1: 3, 2: 3},
+        2: {1: 5, 2: 7},
+        3: {1: 1, 2: 17},
+        4: {2: 15, 3: 9},
+        5: {3: 28, 4: 2},
+        6: {4: 8, 5: 28},
+    },
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def named_layouts() -> dict[str, dict[str, Any]]:
     return json.loads(LAYOUTS_FILE.read_text())["layouts"]
 
@@ -47,10 +56,10 @@ def random_layout(name: str, seed: int) -> list[str]:
         ring = board.ring(distance)
         corners = [i for i in ring if board.is_corner_of_ring(i)]
         others = [i for i in ring if not board.is_corner_of_ring(i)]
-        corner_values, other_values = values[:len(corners)], values[len(corners):]
+        corner_values, other_values = values[: len(corners)], values[len(corners) :]
         rng.shuffle(corner_values)
         rng.shuffle(other_values)
-        for cell, value in zip(corners + others, corner_values + other_values):
+        for cell, value in zip(corners + others, corner_values + other_values, strict=False):
             digits[cell] = str(value)
     return board.rows_of("".join(digits))
 
@@ -62,7 +71,7 @@ def check_rows(side: int, rows: list[str]) -> None:
     board = hex_board(side)
     if len(rows) != len(board.row_lengths):
         raise illegal(f"a side-{side} layout has {len(board.row_lengths)} rows, not {len(rows)}")
-    for number, (row, length) in enumerate(zip(rows, board.row_lengths)):
+    for number, (row, length) in enumerate(zip(rows, board.row_lengths, strict=False)):
         if len(row) != length:
             raise illegal(f"layout row {number} must have {length} cells, not {len(row)}")
         if any(c not in "123456" for c in row):
@@ -103,7 +112,7 @@ class StrandsState(Frozen):
         return list(self.groups[STONES.index(stone)])
 
 
-def compare_groups(black: list[int], white: list[int]) -> Optional[int]:
+def compare_groups(black: list[int], white: list[int]) -> int | None:
     """Seat whose descending group-size list is larger (zero-padded); None on a tie."""
     length = max(len(black), len(white))
     black_padded = black + [0] * (length - len(black))
@@ -147,8 +156,14 @@ class Strands(Game):
             counts[int(digit)] += 1
         size = len(numbers)
         return StrandsState(
-            layout_id=layout["id"], side=layout["side"], numbers=numbers, placement=options["placement"],
-            board="." * size, empty_by_number=tuple(counts), parent=(-1,) * size, group_size=(0,) * size,
+            layout_id=layout["id"],
+            side=layout["side"],
+            numbers=numbers,
+            placement=options["placement"],
+            board="." * size,
+            empty_by_number=tuple(counts),
+            parent=(-1,) * size,
+            group_size=(0,) * size,
         )
 
     # --- decide -------------------------------------------------------------------------------
@@ -159,8 +174,15 @@ class Strands(Game):
         cells = self._check_place(state, action.cells)
         number = int(state.numbers[cells[0]])
         geometry = state.geometry
-        return [{"type": "stones_placed", "seat": seat, "color": COLOURS[seat], "number": number,
-                 "cells": [list(geometry.cells[i]) for i in cells]}]
+        return [
+            {
+                "type": "stones_placed",
+                "seat": seat,
+                "color": COLOURS[seat],
+                "number": number,
+                "cells": [list(geometry.cells[i]) for i in cells],
+            }
+        ]
 
     def _check_place(self, state: StrandsState, cells: list[tuple[int, int]]) -> list[int]:
         """Indices of the placed cells in canonical order, or Rejected naming the broken rule."""
@@ -187,7 +209,9 @@ class Strands(Game):
             if len(indices) > highest:
                 raise illegal(f"too many cells: at most {highest} cells marked {number} may be covered")
             if len(indices) < lowest:
-                raise illegal(f"too few cells: exactly {lowest} cells marked {number} must be covered (placement 'exact')")
+                raise illegal(
+                    f"too few cells: exactly {lowest} cells marked {number} must be covered (placement 'exact')"
+                )
         return sorted(indices)
 
     @staticmethod
@@ -235,28 +259,35 @@ class Strands(Game):
                 size[b] = 0
         groups = list(state.groups)
         groups[event["seat"]] = tuple(sorted(sizes, reverse=True))
-        return state.evolved(board="".join(board), parent=tuple(parent), group_size=tuple(size),
-                             empty_by_number=tuple(empty), turn=state.turn + 1, groups=tuple(groups))
+        return state.evolved(
+            board="".join(board),
+            parent=tuple(parent),
+            group_size=tuple(size),
+            empty_by_number=tuple(empty),
+            turn=state.turn + 1,
+            groups=tuple(groups),
+        )
 
     # --- end, views --------------------------------------------------------------------------
     @staticmethod
     def _full(state: StrandsState) -> bool:
         return sum(state.empty_by_number) == 0
 
-    def outcome(self, state: StrandsState) -> Optional[dict[str, Any]]:
+    def outcome(self, state: StrandsState) -> dict[str, Any] | None:
         if not self._full(state):
             return None
         scores = self.scores(state)
-        return {"winner": compare_groups(scores["black"], scores["white"]), "reason": "largest_group",
-                "scores": scores}
+        return {"winner": compare_groups(scores["black"], scores["white"]), "reason": "largest_group", "scores": scores}
 
     def scores(self, state: StrandsState) -> dict[str, list[int]]:
         return {"black": state.group_sizes("B"), "white": state.group_sizes("W")}
 
-    def view(self, state: StrandsState, seat: Optional[int]) -> dict[str, Any]:
+    def view(self, state: StrandsState, seat: int | None) -> dict[str, Any]:
         return {
             "layout": {"id": state.layout_id, "side": state.side, "rows": layout_rows(state.side, state.numbers)},
-            "placement": state.placement, "board": state.board, "turn": state.turn,
+            "placement": state.placement,
+            "board": state.board,
+            "turn": state.turn,
             "groups": {"black": state.group_sizes("B"), "white": state.group_sizes("W")},
         }
 
@@ -279,7 +310,7 @@ class Strands(Game):
                 for chosen in combinations(by_number[number], count):
                     yield {"type": "place", "cells": [list(geometry.cells[i]) for i in chosen]}
 
-    def random_action(self, state: StrandsState, seat: int, rng: random.Random) -> Optional[dict[str, Any]]:
+    def random_action(self, state: StrandsState, seat: int, rng: random.Random) -> dict[str, Any] | None:
         if seat not in self.to_move(state):
             return None
         geometry = state.geometry
@@ -294,7 +325,7 @@ class Strands(Game):
         return {"type": "place", "cells": [list(geometry.cells[i]) for i in sorted(rng.sample(free, count))]}
 
     def render(self, state: StrandsState) -> str:
-        shown = "".join(n if c == "." else c for n, c in zip(state.numbers, state.board))
+        shown = "".join(n if c == "." else c for n, c in zip(state.numbers, state.board, strict=False))
         groups = f"groups: Black {state.group_sizes('B')} · White {state.group_sizes('W')}"
         return f"{state.geometry.render(shown)}\n{groups}  (digits: empty cells with their number)"
 

@@ -1,7 +1,8 @@
 """RFC 3339 timestamps of move records as integer milliseconds."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def to_ms(at: str) -> int:
@@ -16,5 +17,5 @@ def to_ms(at: str) -> int:
 
 def from_ms(ms: int) -> str:
     """RFC 3339 text (UTC, milliseconds) of an epoch-milliseconds value."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"

@@ -7,6 +7,7 @@ draft-07 validator (and AsyncAPI tooling) reads them with the same meaning:
 OpenAPI-style `discriminator` object is dropped (AsyncAPI's `discriminator` is a property
 name for inheritance; the `oneOf` branches are told apart by their `const` tags anyway).
 """
+
 from __future__ import annotations
 
 import re
@@ -44,7 +45,7 @@ def component_schemas() -> dict[str, Any]:
     tops, definitions = TypeAdapter.json_schemas(inputs, ref_template=REF_PREFIX + "{model}")
     schemas = dict(definitions.get("$defs", {}))
     for (name, _), top in tops.items():
-        ref = top["$ref"][len(REF_PREFIX):]
+        ref = top["$ref"][len(REF_PREFIX) :]
         if ref != name:  # the payload model's own schema sits under another name
             schemas[name] = schemas.pop(ref)
     renames = {old: _plain_name(old) for old in schemas}
@@ -67,7 +68,7 @@ def as_asyncapi_schema(schema: Any, renames: dict[str, str]) -> Any:
         if key == "discriminator" and isinstance(value, dict):
             continue
         if key == "$ref" and value.startswith(REF_PREFIX):
-            converted[key] = REF_PREFIX + renames.get(value[len(REF_PREFIX):], value[len(REF_PREFIX):])
+            converted[key] = REF_PREFIX + renames.get(value[len(REF_PREFIX) :], value[len(REF_PREFIX) :])
         elif key == "prefixItems":
             converted["items"] = as_asyncapi_schema(value, renames)
             if "items" in schema:

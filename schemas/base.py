@@ -1,4 +1,5 @@
 """Base classes and shared field types of the wire contract."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
@@ -8,13 +9,22 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, S
 MAX_RECORD_BYTES = 64 * 1024
 
 RejectionCode = Literal[
-    "malformed", "too_large", "unknown_match", "match_exists", "stale", "not_seated",
-    "already_seated", "not_your_turn", "illegal", "match_over", "not_timed_out",
+    "malformed",
+    "too_large",
+    "unknown_match",
+    "match_exists",
+    "stale",
+    "not_seated",
+    "already_seated",
+    "not_your_turn",
+    "illegal",
+    "match_over",
+    "not_timed_out",
 ]
 # What each rejection code means (CONTRACT.md); the keys are exactly RejectionCode's values.
 REJECTION_MEANINGS = {
     "malformed": "not a usable move record: not JSON, not an object, an unknown or ill-typed field, an unknown "
-                 "action type, a key that is not the match_id, or a record off its match's home partition",
+    "action type, a key that is not the match_id, or a record off its match's home partition",
     "too_large": f"the record is larger than {MAX_RECORD_BYTES // 1024} KiB",
     "unknown_match": "no match with this match_id exists (create it first)",
     "match_exists": "a create for a match_id that already exists",

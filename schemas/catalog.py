@@ -1,4 +1,5 @@
 """Every action and event model of the contract, by game, for validation and JSON Schema export."""
+
 from __future__ import annotations
 
 import importlib

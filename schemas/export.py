@@ -4,6 +4,7 @@ Records that plylog writes (results, outcomes, dead letters) and views are expor
 pydantic's serialization mode: what the service sends, every always-present key required.
 The move record, which others write, is exported in validation mode: what the service accepts.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,9 +45,13 @@ def _union_schema(models: tuple[type[BaseModel], ...], title: str) -> dict[str, 
 
 def _options_model(game: str) -> type[BaseModel]:
     module = game_schema(game)
-    return next(getattr(module, name) for name in dir(module)
-                if name.endswith("Options") and isinstance(getattr(module, name), type)
-                and getattr(module, name).__module__ == module.__name__)
+    return next(
+        getattr(module, name)
+        for name in dir(module)
+        if name.endswith("Options")
+        and isinstance(getattr(module, name), type)
+        and getattr(module, name).__module__ == module.__name__
+    )
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -56,10 +61,10 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     files["outcome-record.json"] = _outcome_record_schema()
     for game in GAME_SCHEMA_MODULES:
         files[f"{game}/options.json"] = _options_model(game).model_json_schema()
-        files[f"{game}/actions.json"] = _union_schema((*LIFECYCLE_ACTIONS, *game_models(game, "ACTIONS")),
-                                                      f"{game} action")
-        files[f"{game}/events.json"] = _union_schema((*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")),
-                                                     f"{game} event")
+        files[f"{game}/actions.json"] = _union_schema(
+            (*LIFECYCLE_ACTIONS, *game_models(game, "ACTIONS")), f"{game} action"
+        )
+        files[f"{game}/events.json"] = _union_schema((*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")), f"{game} event")
         files[f"{game}/view.json"] = view_model(game).model_json_schema(mode="serialization")
     return {name: {"$schema": JSON_SCHEMA_DIALECT, **schema} for name, schema in files.items()}
 

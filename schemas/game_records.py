@@ -6,11 +6,12 @@ They are derived from the generic records (`schemas.records`) and the game's own
 a change to either flows into them; the AsyncAPI document uses them as its per-game messages
 and `outcome-record.json` ties an outcome to its `game` with them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any, Literal, Optional
+from functools import cache
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -36,20 +37,30 @@ def game_event(game: str) -> Any:
     return tagged_union((*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")), "type")
 
 
-@lru_cache(maxsize=None)
+@cache
 def game_records(game: str) -> GameRecords:
     name = title(game)
     move = create_model(
-        f"{name}MoveRecord", __base__=MoveRecord, __module__=__name__,
+        f"{name}MoveRecord",
+        __base__=MoveRecord,
+        __module__=__name__,
         __doc__=f"A move record of a {game} match on `plylog.moves`.",
-        action=(game_action(game), Field(description="`type` selects the action")))
+        action=(game_action(game), Field(description="`type` selects the action")),
+    )
     result = create_model(
-        f"{name}ResultRecord", __base__=ResultRecord, __module__=__name__,
+        f"{name}ResultRecord",
+        __base__=ResultRecord,
+        __module__=__name__,
         __doc__=f"A result record of a {game} match on `plylog.results`.",
         events=(list[game_event(game)], Field(description=ResultRecord.model_fields["events"].description)),
-        view=(Optional[view_model(game)], Field(description=ResultRecord.model_fields["view"].description)))
+        view=(view_model(game) | None, Field(description=ResultRecord.model_fields["view"].description)),
+    )
     outcome = create_model(
-        f"{name}OutcomeRecord", __base__=OutcomeRecord, __module__=__name__,
+        f"{name}OutcomeRecord",
+        __base__=OutcomeRecord,
+        __module__=__name__,
         __doc__=f"The outcome record of a finished {game} match on `plylog.outcomes`.",
-        game=(Literal[game], ...), outcome=(outcome_model(game), ...))
+        game=(Literal[game], ...),
+        outcome=(outcome_model(game), ...),
+    )
     return GameRecords(move, result, outcome)

@@ -1,7 +1,8 @@
 """Actions and events of the match lifecycle, shared by every game."""
+
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -18,13 +19,16 @@ class Clock(Strict):
 class Create(Action):
     type: Literal["create"]
     game: GameName
-    seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2)
+    seats: list[PlayerId | None] = Field(min_length=2, max_length=2)
     options: dict[str, Any] = Field(default_factory=dict)
-    clock: Optional[Clock] = None
-    invited: Optional[list[Optional[PlayerId]]] = Field(
-        default=None, min_length=2, max_length=2,
+    clock: Clock | None = None
+    invited: list[PlayerId | None] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
         description="seats reserved for a named player, who takes it with `join` (the seat is null in `seats`); "
-                    "nobody else may join it")
+        "nobody else may join it",
+    )
 
 
 class Join(Action):
@@ -53,7 +57,7 @@ LifecycleEndReason = Literal["resign", "timeout", "aborted"]
 class Outcome(Strict):
     """How a match ended: each game's schema types `reason` and `scores` (e.g. `StrandsOutcome`)."""
 
-    winner: Optional[Seat] = Field(description="the winning seat; null for a draw or an aborted match")
+    winner: Seat | None = Field(description="the winning seat; null for a draw or an aborted match")
     reason: str
     scores: Any = None
 
@@ -62,10 +66,10 @@ class MatchCreated(Event):
     type: Literal["match_created"]
     match_id: str
     game: GameName
-    seats: list[Optional[PlayerId]]
+    seats: list[PlayerId | None]
     options: dict[str, Any] = Field(description="the game's options with every default filled in")
-    clock: Optional[Clock] = None
-    invited: Optional[list[Optional[PlayerId]]] = Field(default=None, description="present when the create reserved seats")
+    clock: Clock | None = None
+    invited: list[PlayerId | None] | None = Field(default=None, description="present when the create reserved seats")
     at: Timestamp
 
 
@@ -83,7 +87,7 @@ class MatchStarted(Event):
 
 class MatchEnded(Event):
     type: Literal["match_ended"]
-    winner: Optional[Seat]
+    winner: Seat | None
     reason: str = Field(description="e.g. resign, timeout, aborted, draw, or the game's own reason")
     scores: Any = None
     at: Timestamp

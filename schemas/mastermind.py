@@ -5,9 +5,10 @@ Codes are lists of colour numbers in `[0, colors)`. Shape rules that depend on t
 calls `illegal` (salt and commitment format, feedback shapes) are checked by the game, so the
 action models here only fix the JSON types.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, StringConstraints
 
@@ -23,14 +24,18 @@ class MastermindOptions(Strict):
     pegs: StrictInt = Field(default=4, ge=2, le=8, description="code length P")
     colors: StrictInt = Field(default=6, ge=2, le=10, description="number of colours C; codes use 0..C-1")
     repeats: StrictBool = Field(default=True, description="whether a colour may appear more than once")
-    max_distinct: Optional[StrictInt] = Field(
-        default=None, ge=1, le=10, description="at most this many distinct colours in a code (null: no limit)")
+    max_distinct: StrictInt | None = Field(
+        default=None, ge=1, le=10, description="at most this many distinct colours in a code (null: no limit)"
+    )
     max_rows: StrictInt = Field(default=12, ge=1, le=50, description="rows the codebreaker may place per round")
     rounds: StrictInt = Field(default=2, ge=2, le=100, description="scored rounds; must be even")
     feedback: Literal["auto", "manual"] = Field(
-        default="auto", description="auto: the service computes feedback; manual: the codemaker does, checked at the reveal")
-    unsolved_penalty: StrictInt = Field(default=2, ge=0, le=100,
-                                        description="extra points on top of max_rows for an unsolved code")
+        default="auto",
+        description="auto: the service computes feedback; manual: the codemaker does, checked at the reveal",
+    )
+    unsolved_penalty: StrictInt = Field(
+        default=2, ge=0, le=100, description="extra points on top of max_rows for an unsolved code"
+    )
 
 
 Code = list[StrictInt]
@@ -148,8 +153,16 @@ class RoundForfeited(Event):
     attempts: int = Field(ge=1, description="tries of the round, every one an indication error")
 
 
-MASTERMIND_EVENTS = (RoundStarted, SecretCommitted, Guessed, FeedbackGiven, SecretRevealed, RoundScored, IndicationError,
-                     RoundForfeited)
+MASTERMIND_EVENTS = (
+    RoundStarted,
+    SecretCommitted,
+    Guessed,
+    FeedbackGiven,
+    SecretRevealed,
+    RoundScored,
+    IndicationError,
+    RoundForfeited,
+)
 
 
 # --- the public view ----------------------------------------------------------------------------
@@ -189,26 +202,28 @@ class FailedTry(_RevealedTry):
     wrong_rows: list[int] = Field(description="rows whose feedback was wrong ([] for bad_commitment)")
 
 
-Row = tuple[CodeText, Optional[int], Optional[int]]
+Row = tuple[CodeText, int | None, int | None]
 
 
 class MastermindView(MatchView):
     """The running try's rows and the finished tries; never the running secret."""
 
     game: Literal["mastermind"]
-    outcome: Optional[MastermindOutcome]
+    outcome: MastermindOutcome | None
     options: MastermindOptionsView
     round: int = Field(ge=1)
     attempt: int = Field(ge=1)
     phase: Literal["code", "guess", "feedback", "reveal", "scoring", "over"]
     codemaker: Seat
     codebreaker: Seat
-    commitment: Optional[str] = Field(pattern=COMMITMENT_PATTERN, description="of the running try, once committed")
-    rows: list[Row] = Field(description="[guess code, black, white] per row of the running try; a guess awaiting "
-                                        "manual feedback is last, with null black and white")
+    commitment: str | None = Field(pattern=COMMITMENT_PATTERN, description="of the running try, once committed")
+    rows: list[Row] = Field(
+        description="[guess code, black, white] per row of the running try; a guess awaiting "
+        "manual feedback is last, with null black and white"
+    )
     totals: list[int] = Field(min_length=2, max_length=2, description="points per seat, penalties included")
     penalties: list[int] = Field(min_length=2, max_length=2)
-    tries: list[Union[ScoredTry, FailedTry]] = Field(description="every finished try, in order")
+    tries: list[ScoredTry | FailedTry] = Field(description="every finished try, in order")
 
 
 MASTERMIND_VIEW = MastermindView

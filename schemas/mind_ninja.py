@@ -17,9 +17,10 @@ Outcome (`match_ended.scores`): `{"pattern": id, "builder": seat, "blocker": sea
 when the builder wins and the primitive can name them, else null. `reason` is
 `pattern_formed` (builder wins) or `board_full` (blocker wins).
 """
+
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import Field, StrictInt
 
@@ -43,7 +44,9 @@ class Stone(Strict):
 # --- actions ----------------------------------------------------------------------------------
 class Bid(Action):
     type: Literal["bid"]
-    value: StrictInt = Field(description="free moves offered: above the current bid (the first may be 0), at most the cells")
+    value: StrictInt = Field(
+        description="free moves offered: above the current bid (the first may be 0), at most the cells"
+    )
 
 
 class Pass(Action):
@@ -53,7 +56,8 @@ class Pass(Action):
 class ChoosePattern(Action):
     type: Literal["choose_pattern"]
     pattern: dict[str, Any] = Field(
-        description='{"id": catalogue id, "params": {...}} or {"id": "custom", "name", "colors", "def"}')
+        description='{"id": catalogue id, "params": {...}} or {"id": "custom", "name", "colors", "def"}'
+    )
 
 
 class Setup(Action):
@@ -88,7 +92,7 @@ class NormalisedPattern(Strict):
     id: str
     name: str
     colors: Literal["fixed", "either"]
-    params: Optional[dict[str, Any]] = Field(default=None, description="catalogue patterns: every param, filled")
+    params: dict[str, Any] | None = Field(default=None, description="catalogue patterns: every param, filled")
     definition: dict[str, Any] = Field(alias="def")
     full_board: bool = Field(description="true when judged on the full board only")
 
@@ -145,8 +149,16 @@ class FreeMoveDeclined(Event):
     free_moves_left: int = Field(ge=0)
 
 
-MIND_NINJA_EVENTS = (BidMade, BiddingClosed, PatternChosen, StonesSetUp, SetupEnded, RoleChosen,
-                     StonePlaced, FreeMoveDeclined)
+MIND_NINJA_EVENTS = (
+    BidMade,
+    BiddingClosed,
+    PatternChosen,
+    StonesSetUp,
+    SetupEnded,
+    RoleChosen,
+    StonePlaced,
+    FreeMoveDeclined,
+)
 
 
 class MindNinjaScores(Strict):
@@ -157,31 +169,31 @@ class MindNinjaScores(Strict):
     pattern: str
     builder: Seat
     blocker: Seat
-    cells: Optional[list[Axial]] = None
+    cells: list[Axial] | None = None
 
 
 # --- the public view ----------------------------------------------------------------------------
 class MindNinjaOutcome(Outcome):
     reason: Literal[LifecycleEndReason, "pattern_formed", "board_full"]
-    scores: Optional[MindNinjaScores] = Field(description="null when the lifecycle ended the match (resign, ...)")
+    scores: MindNinjaScores | None = Field(description="null when the lifecycle ended the match (resign, ...)")
 
 
 class MindNinjaView(MatchView):
     """`board` is one character per cell in canonical order: '.' empty, 'R' red, 'B' blue."""
 
     game: Literal["mind_ninja"]
-    outcome: Optional[MindNinjaOutcome]
+    outcome: MindNinjaOutcome | None
     side: int = Field(ge=3, le=10)
     phase: Literal["bidding", "pattern", "setup", "roles", "play", "over"]
     bids: list[tuple[Seat, int]] = Field(description="[seat, value] of every bid, in order")
-    high_bid: Optional[int] = Field(ge=0, description="the last bid; null before the first")
-    chooser: Optional[Seat] = Field(description="the seat that passed (it chooses the role)")
-    inventor: Optional[Seat] = Field(description="the seat that invents the pattern and sets up")
+    high_bid: int | None = Field(ge=0, description="the last bid; null before the first")
+    chooser: Seat | None = Field(description="the seat that passed (it chooses the role)")
+    inventor: Seat | None = Field(description="the seat that invents the pattern and sets up")
     free_moves: int = Field(ge=0)
     free_pending: bool = Field(description="the chooser may now place a free stone or decline it")
-    pattern: Optional[NormalisedPattern]
-    builder: Optional[Seat]
-    blocker: Optional[Seat]
+    pattern: NormalisedPattern | None
+    builder: Seat | None
+    blocker: Seat | None
     board: str = Field(pattern=r"^[.RB]+$")
 
 

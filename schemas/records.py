@@ -1,7 +1,8 @@
 """The records on plylog's topics (see CONTRACT.md)."""
+
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Field, StrictInt
 
@@ -12,7 +13,8 @@ from .lifecycle import LIFECYCLE_EVENTS, Outcome
 
 def tagged_union(models: tuple[type[BaseModel], ...], tag: str) -> Any:
     """One of `models`, told apart by the value of their `tag` field (a JSON Schema `oneOf`)."""
-    return Annotated[Union[models], Field(discriminator=tag)]  # type: ignore[valid-type]
+    # Union[] of a tuple built at run time: the `|` spelling cannot take one
+    return Annotated[Union[models], Field(discriminator=tag)]  # type: ignore[valid-type]  # noqa: UP007
 
 
 # Any game's public view, by its `game`; any public event of any game, by its `type`
@@ -28,7 +30,7 @@ class MoveRecord(Strict):
     event_id: EventId
     match_id: MatchId
     player: PlayerId
-    expected_seq: Optional[StrictInt] = Field(default=None, ge=0)
+    expected_seq: StrictInt | None = Field(default=None, ge=0)
     at: Timestamp
     action: dict[str, Any] = Field(description="validated per game; `type` selects the action")
 
@@ -41,30 +43,33 @@ class Reason(Strict):
 class Source(Strict):
     """Where the move record came from: a topic position or a line of a log file."""
 
-    partition: Optional[int] = None
-    offset: Optional[int] = None
-    file: Optional[str] = None
-    line: Optional[int] = None
+    partition: int | None = None
+    offset: int | None = None
+    file: str | None = None
+    line: int | None = None
 
 
 class ResultRecord(Strict):
     """One result per move record on `plylog.results`."""
 
     v: Version = 1
-    event_id: Optional[str]
-    match_id: Optional[str]
-    player: Optional[str]
+    event_id: str | None
+    match_id: str | None
+    player: str | None
     status: Literal["accepted", "rejected"]
     seq: int = Field(ge=0)
     duplicate: bool = False
-    events: list[AnyEvent] = Field(description="the public events the move produced, in order; [] unless accepted "
-                                                "and not a duplicate")
-    view: Optional[AnyView] = Field(description="the match's public view after the result, its `game` selects "
-                                                "the schema; null when the match does not exist or the record "
-                                                "could not be read")
-    at: Optional[str]
-    source: Optional[Source] = None
-    reason: Optional[Reason] = None
+    events: list[AnyEvent] = Field(
+        description="the public events the move produced, in order; [] unless accepted and not a duplicate"
+    )
+    view: AnyView | None = Field(
+        description="the match's public view after the result, its `game` selects "
+        "the schema; null when the match does not exist or the record "
+        "could not be read"
+    )
+    at: str | None
+    source: Source | None = None
+    reason: Reason | None = None
 
 
 class OutcomeRecord(Strict):
@@ -73,10 +78,10 @@ class OutcomeRecord(Strict):
     v: Version = 1
     match_id: MatchId
     game: GameName
-    players: list[Optional[PlayerId]]
+    players: list[PlayerId | None]
     outcome: Outcome
     rated: bool
-    started_at: Optional[Timestamp]
+    started_at: Timestamp | None
     ended_at: Timestamp
     seq: int
 
@@ -88,14 +93,18 @@ class DeadLetter(Strict):
     v: Version = 1
     error: str
     raw_b64: str = Field(description="the record's bytes, base64; only the first 64 KiB when raw_truncated")
-    raw_size: Optional[int] = Field(default=None, ge=0, description="bytes in the whole record")
-    raw_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="of the whole record")
+    raw_size: int | None = Field(default=None, ge=0, description="bytes in the whole record")
+    raw_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$", description="of the whole record")
     raw_truncated: bool = False
-    key_size: Optional[int] = Field(default=None, ge=0, description="bytes in the record's key; only when key_truncated")
-    key_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$",
-                                      description="of the record's whole key; only when key_truncated")
-    key_truncated: bool = Field(default=False, description="the letter's Kafka key is only the first 64 KiB of the "
-                                                           "record's (a key over that; else it is the key as received)")
+    key_size: int | None = Field(default=None, ge=0, description="bytes in the record's key; only when key_truncated")
+    key_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", description="of the record's whole key; only when key_truncated"
+    )
+    key_truncated: bool = Field(
+        default=False,
+        description="the letter's Kafka key is only the first 64 KiB of the "
+        "record's (a key over that; else it is the key as received)",
+    )
     topic: str
     partition: int
     offset: int

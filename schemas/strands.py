@@ -1,7 +1,8 @@
 """Strands: options, actions and events on the wire."""
+
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from pydantic import Field, StrictInt
 
@@ -16,11 +17,12 @@ class CustomLayout(Strict):
 
 
 class StrandsOptions(Strict):
-    layout: Union[str, CustomLayout] = Field(
+    layout: str | CustomLayout = Field(
         default="classic-6",
         description="a layout id (classic-6, small-4, small-5, alt-5, alt-6, low-6, alt-7), "
-                    "random-6 / random-7 (needs seed), or a custom {side, rows}")
-    seed: Optional[StrictInt] = Field(default=None, description="seed of a random layout")
+        "random-6 / random-7 (needs seed), or a custom {side, rows}",
+    )
+    seed: StrictInt | None = Field(default=None, description="seed of a random layout")
     placement: Literal["up_to", "exact"] = "up_to"
 
 
@@ -66,7 +68,7 @@ class StrandsView(MatchView):
     """`board` is one character per cell in canonical order: '.' empty, 'B' black, 'W' white."""
 
     game: Literal["strands"]
-    outcome: Optional[StrandsOutcome]
+    outcome: StrandsOutcome | None
     layout: LayoutView
     placement: Literal["up_to", "exact"]
     board: str = Field(pattern=r"^[.BW]+$")

@@ -3,13 +3,14 @@
 `MatchView` holds the lifecycle keys every game's view has; each game's module subclasses
 it with its `game` literal, its typed outcome and its own keys (`schemas/<game>.py`). Every
 key of a view part is always present, `null` where it has no value: the JSON Schema lists
-them all as required (exported in serialization mode), except `invited` (SOMETIMES_PRESENT). Unknown keys are an error, so the
-schema says exactly what the service sends (a consumer should still ignore keys it does not
-know: the contract may add optional ones).
+them all as required (exported in serialization mode), except `invited` (SOMETIMES_PRESENT).
+Unknown keys are an error, so the schema says exactly what the service sends (a consumer should
+still ignore keys it does not know: the contract may add optional ones).
 """
+
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,8 +26,12 @@ def _not_always_required(schema: dict) -> None:
         schema["required"] = [name for name in schema["required"] if name not in SOMETIMES_PRESENT]
 
 
-VIEW_CONFIG = ConfigDict(extra="forbid", frozen=True, json_schema_serialization_defaults_required=True,
-                         json_schema_extra=_not_always_required)
+VIEW_CONFIG = ConfigDict(
+    extra="forbid",
+    frozen=True,
+    json_schema_serialization_defaults_required=True,
+    json_schema_extra=_not_always_required,
+)
 
 Pair = list[int]
 
@@ -42,11 +47,16 @@ class ClockView(ViewPart):
 
     initial_ms: int = Field(ge=1, description="time per seat at the start")
     increment_ms: int = Field(ge=0, description="added to a seat's time after each of its own actions")
-    remaining_ms: Pair = Field(min_length=2, max_length=2,
-                               description="per seat, as of its last action (or the end); the running seat "
-                                           "also spends the time since `since_ms`; negative once overstepped")
-    since_ms: Optional[int] = Field(description="epoch milliseconds when the running seat's time started to run; "
-                                                "null when no clock runs (not started, over)")
+    remaining_ms: Pair = Field(
+        min_length=2,
+        max_length=2,
+        description="per seat, as of its last action (or the end); the running seat "
+        "also spends the time since `since_ms`; negative once overstepped",
+    )
+    since_ms: int | None = Field(
+        description="epoch milliseconds when the running seat's time started to run; "
+        "null when no clock runs (not started, over)"
+    )
 
 
 class MatchView(ViewPart):
@@ -54,16 +64,20 @@ class MatchView(ViewPart):
 
     match_id: MatchId
     game: GameName
-    seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2,
-                                            description="player ids by seat; null for an open seat")
+    seats: list[PlayerId | None] = Field(
+        min_length=2, max_length=2, description="player ids by seat; null for an open seat"
+    )
     status: Literal["waiting", "active", "over"]
     seq: int = Field(ge=1, description="accepted move records of the match so far (create makes it 1)")
     to_move: list[Seat] = Field(max_length=2, description="the seats whose action is awaited; [] unless active")
-    clock: Optional[ClockView] = Field(description="null for a match without a clock")
-    outcome: Optional[Outcome] = Field(description="set when the match is over")
+    clock: ClockView | None = Field(description="null for a match without a clock")
+    outcome: Outcome | None = Field(description="set when the match is over")
     created_at: Timestamp
-    started_at: Optional[Timestamp] = Field(description="when the last seat was filled")
-    ended_at: Optional[Timestamp]
-    invited: Optional[list[Optional[PlayerId]]] = Field(
-        default=None, min_length=2, max_length=2,
-        description="only when the create reserved seats: by seat, the player it is reserved for")
+    started_at: Timestamp | None = Field(description="when the last seat was filled")
+    ended_at: Timestamp | None
+    invited: list[PlayerId | None] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
+        description="only when the create reserved seats: by seat, the player it is reserved for",
+    )

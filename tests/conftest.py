@@ -25,8 +25,8 @@ import os
 import signal
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
@@ -43,23 +43,26 @@ def pytest_configure(config) -> None:
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
-KAFKA_IMAGE = "apache/kafka:4.0.2"   # keep in step with deploy/kafka/pom.xml
+
+
+KAFKA_IMAGE = "apache/kafka:4.0.2"  # keep in step with deploy/kafka/pom.xml
 REDIS_IMAGE = "redis:7"
 
 
 def _unavailable(what: str) -> None:
-    hint = ("start them with `make test` (or `.venv/bin/plylog up --infra-only`), or set "
-            "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL")
+    hint = (
+        "start them with `make test` (or `.venv/bin/plylog up --infra-only`), or set "
+        "KAFKA_BOOTSTRAP_SERVERS / REDIS_URL"
+    )
     if CI:
-        pytest.fail(f"{what}; CI=true, so a missing service is a failure. {hint}",
-                    pytrace=False)
+        pytest.fail(f"{what}; CI=true, so a missing service is a failure. {hint}", pytrace=False)
     pytest.skip(f"{what}; {hint}")
 
 
 @dataclass
 class _Source:
     address: str
-    origin: str          # "env", "local stack (<home>)", "testcontainers"
+    origin: str  # "env", "local stack (<home>)", "testcontainers"
     home: str | None = None
 
 
@@ -112,15 +115,37 @@ class _Resolver:
 
     # -- resolution
     def kafka(self) -> _Source:
-        return self._resolve("kafka", "Kafka", "KAFKA_BOOTSTRAP_SERVERS", "kafka_bootstrap", self.kafka_ok,
-                             "does not answer", self._start_kafka_container)
+        return self._resolve(
+            "kafka",
+            "Kafka",
+            "KAFKA_BOOTSTRAP_SERVERS",
+            "kafka_bootstrap",
+            self.kafka_ok,
+            "does not answer",
+            self._start_kafka_container,
+        )
 
     def redis(self) -> _Source:
-        return self._resolve("redis", "Redis", "REDIS_URL", "redis_url", self.redis_ok,
-                             "does not answer PING", self._start_redis_container)
+        return self._resolve(
+            "redis",
+            "Redis",
+            "REDIS_URL",
+            "redis_url",
+            self.redis_ok,
+            "does not answer PING",
+            self._start_redis_container,
+        )
 
-    def _resolve(self, name: str, title: str, env_var: str, stack_key: str, answers: Callable[[str], bool],
-                 silence: str, start_container: Callable[[], str]) -> _Source:
+    def _resolve(
+        self,
+        name: str,
+        title: str,
+        env_var: str,
+        stack_key: str,
+        answers: Callable[[str], bool],
+        silence: str,
+        start_container: Callable[[], str],
+    ) -> _Source:
         """The environment's address, else the local stack's, else a container's; found once."""
         if name in self.found:
             return self.found[name]
@@ -137,8 +162,10 @@ class _Resolver:
         elif self._docker():
             src = _Source(start_container(), "testcontainers")
         else:
-            self.errors[name] = (f"no {title}: {env_var} is unset, no local stack answers "
-                                 f"({self.settings.stack_file}), and no Docker engine answers")
+            self.errors[name] = (
+                f"no {title}: {env_var} is unset, no local stack answers "
+                f"({self.settings.stack_file}), and no Docker engine answers"
+            )
             _unavailable(self.errors[name])
         self.found[name] = src
         return src
@@ -153,7 +180,7 @@ class _Resolver:
         port = free_port()
         c = DockerContainer(KAFKA_IMAGE).with_bind_ports(9092, port)
         try:
-            host = c.get_container_host_ip()   # the Docker host as seen from here
+            host = c.get_container_host_ip()  # the Docker host as seen from here
         except Exception:  # noqa: BLE001
             host = "127.0.0.1"
         c.with_envs(
@@ -178,8 +205,7 @@ class _Resolver:
         kafka_admin.wait_for_metadata(bootstrap, timeout=120)
         # Like the compose topic-init container: the contract topics with the defaults.
         s = self.settings
-        kafka_admin.ensure_contract_topics(bootstrap, s.topic_prefix, s.partitions,
-                                           s.retention_ms)
+        kafka_admin.ensure_contract_topics(bootstrap, s.topic_prefix, s.partitions, s.retention_ms)
         return bootstrap
 
     def _start_redis_container(self) -> str:
@@ -237,15 +263,16 @@ def topic_prefix() -> str:
 def contract_topics(kafka_bootstrap, topic_prefix):
     """Factory: create the contract topics for a prefix; they are deleted after the test.
 
-        topics = contract_topics(partitions=3)          # uses this test's topic_prefix
-        topics.moves, topics.results, topics.outcomes (1 partition), topics.deadletter
+    topics = contract_topics(partitions=3)          # uses this test's topic_prefix
+    topics.moves, topics.results, topics.outcomes (1 partition), topics.deadletter
     """
     from services.common import kafka_admin
 
     made: list[str] = []
 
-    def make(partitions: int = 3, prefix: str | None = None,
-             retention_ms: int = plysettings.FOREVER) -> plysettings.Topics:
+    def make(
+        partitions: int = 3, prefix: str | None = None, retention_ms: int = plysettings.FOREVER
+    ) -> plysettings.Topics:
         p = topic_prefix if prefix is None else prefix
         kafka_admin.ensure_contract_topics(kafka_bootstrap, p, partitions, retention_ms)
         topics = plysettings.Topics(p)
@@ -273,7 +300,7 @@ def _audit_what_a_rules_worker_answered(bootstrap: str, prefixes: set[str]) -> N
             pytest.fail(f"plylog audit of {prefix}* after the test: " + "; ".join(report.problems[:10]), pytrace=False)
 
 
-_REDIS_DBS = itertools.cycle(range(1, 16))   # DB 0 is left to `make run`'s services
+_REDIS_DBS = itertools.cycle(range(1, 16))  # DB 0 is left to `make run`'s services
 
 
 def _with_db(url: str, db: int) -> str:

@@ -13,6 +13,7 @@ game's incremental code: every call rescans the whole board.
 `formed(pattern, board, side)` takes the normalised pattern (as in `pattern_chosen`) and a
 board string (canonical order, '.', 'R', 'B') and applies the full-board rule.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,7 +37,7 @@ def edges_of(cell: tuple[int, int], side: int) -> set[str]:
     """Names of the edges a cell lies on: 'q+', 'q-', 'r+', 'r-', 's+', 's-'."""
     n = side - 1
     names = set()
-    for name, value in zip("qrs", _cube(cell)):
+    for name, value in zip("qrs", _cube(cell), strict=False):
         if value == n:
             names.add(name + "+")
         if value == -n:
@@ -71,7 +72,7 @@ def _groups(board: str, side: int, stone: str) -> list[list[tuple[int, int]]]:
 def row(board: str, side: int, stone: str, n: int) -> bool:
     geometry = hex_board(side)
     colour = {cell: board[i] for i, cell in enumerate(geometry.cells)}
-    for (q, r) in geometry.cells:
+    for q, r in geometry.cells:
         for dq, dr in STEPS:
             length = 0
             while colour.get((q + length * dq, r + length * dr)) == stone:
@@ -93,7 +94,9 @@ def connect(board: str, side: int, stone: str, edges: int, mode: str) -> bool:
             for a in names:
                 for b in names:
                     for c in names:
-                        if len({a, b, c}) == 3 and not any(_adjacent_edges(x, y, side) for x, y in ((a, b), (b, c), (a, c))):
+                        if len({a, b, c}) == 3 and not any(
+                            _adjacent_edges(x, y, side) for x, y in ((a, b), (b, c), (a, c))
+                        ):
                             return True
     return False
 
@@ -152,14 +155,15 @@ def shape(board: str, side: int, stone: str, cells: list[list[int]]) -> bool:
     return bool(shape_placements_found(board, side, stone, cells))
 
 
-def shape_placements_found(board: str, side: int, stone: str, cells: list[list[int]],
-                           images: list[list[tuple[int, int]]] | None = None) -> list[set[tuple[int, int]]]:
+def shape_placements_found(
+    board: str, side: int, stone: str, cells: list[list[int]], images: list[list[tuple[int, int]]] | None = None
+) -> list[set[tuple[int, int]]]:
     geometry = hex_board(side)
     colour = {cell: board[i] for i, cell in enumerate(geometry.cells)}
     found = []
     for image in images or symmetric_images([tuple(c) for c in cells]):
         aq, ar = image[0]
-        for (q, r) in geometry.cells:
+        for q, r in geometry.cells:
             placed = {(q + cq - aq, r + cr - ar) for cq, cr in image}
             if all(colour.get(c) == stone for c in placed):
                 found.append(placed)
@@ -175,7 +179,7 @@ def equicolored(board: str, side: int) -> bool:
     geometry = hex_board(side)
     colour = {cell: board[i] for i, cell in enumerate(geometry.cells)}
     tally = {"R": 0, "B": 0}
-    for (q, r) in geometry.cells:
+    for q, r in geometry.cells:
         if is_corner((q, r), side):
             continue
         around = [colour.get((q + dq, r + dr)) for dq, dr in NEIGHBOURS]
@@ -186,7 +190,7 @@ def equicolored(board: str, side: int) -> bool:
 
 def holds(definition: dict[str, Any], board: str, side: int) -> bool:
     """Whether a normalised definition holds on the board (no full-board rule)."""
-    (kind, params), = definition.items()
+    ((kind, params),) = definition.items()
     if kind == "all":
         return all(holds(d, board, side) for d in params)
     if kind == "any":
@@ -214,7 +218,7 @@ def holds(definition: dict[str, Any], board: str, side: int) -> bool:
 
 
 def has_full_board_part(definition: dict[str, Any]) -> bool:
-    (kind, params), = definition.items()
+    ((kind, params),) = definition.items()
     if kind in ("all", "any"):
         return any(has_full_board_part(d) for d in params)
     return kind in ("odd", "equicolored")

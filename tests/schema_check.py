@@ -10,12 +10,14 @@ result record), and per game `view`, `event`, `action`. WebSocket payloads get a
 gateway has them. `tests/conftest.py` prints the counts in pytest's terminal summary, so a run
 says how many records of each kind it validated.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
+from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any
 
 import orjson
 from jsonschema import Draft202012Validator
@@ -38,23 +40,25 @@ class SchemaViolation(AssertionError):
     """A record that its committed schema refuses; the message says which kind, where and why."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(file: str) -> Draft202012Validator:
     schema = orjson.loads((SCHEMA_DIR / file).read_bytes())
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
-def schema_file(kind: str, game: Optional[str] = None) -> str:
+def schema_file(kind: str, game: str | None = None) -> str:
     if kind in RECORD_FILES:
         return RECORD_FILES[kind]
     if kind in GAME_FILES and game is not None:
         return f"{game}/{GAME_FILES[kind]}"
-    raise ValueError(f"unknown record kind {kind!r} (game {game!r}); kinds: "
-                     f"{', '.join(RECORD_FILES)}, and with a game: {', '.join(GAME_FILES)}")
+    raise ValueError(
+        f"unknown record kind {kind!r} (game {game!r}); kinds: "
+        f"{', '.join(RECORD_FILES)}, and with a game: {', '.join(GAME_FILES)}"
+    )
 
 
-def check(kind: str, record: Union[bytes, str, dict[str, Any], list, None], game: Optional[str] = None) -> Any:
+def check(kind: str, record: bytes | str | dict[str, Any] | list | None, game: str | None = None) -> Any:
     """Validate `record` (JSON text or a parsed value) as a `kind`; return it parsed.
     Raises SchemaViolation with the path and the reason of the most relevant error."""
     file = schema_file(kind, game)
@@ -67,7 +71,7 @@ def check(kind: str, record: Union[bytes, str, dict[str, Any], list, None], game
     return value
 
 
-def check_result(record: Union[bytes, str, dict[str, Any]], kind: str = "result") -> dict[str, Any]:
+def check_result(record: bytes | str | dict[str, Any], kind: str = "result") -> dict[str, Any]:
     """A result record, then its view and events against their game's own files."""
     result = check(kind, record)
     view = result.get("view")

@@ -3,16 +3,17 @@
 Everything goes through `games.fold` — the same code the rules worker runs — so a test
 that passes here says something about the service, not about a test double.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 
 from games.fold import Replayer, Step
-from games.playout import random_playout_records
 from games.match import MatchState
+from games.playout import random_playout_records
 from games.timeutil import from_ms
 
 T0_MS = 1_795_989_600_000  # 2026-11-29T22:00:00Z
@@ -25,20 +26,37 @@ GAME_OPTIONS: dict[str, list[dict[str, Any]]] = {
         {"layout": "random-6", "seed": 7},
         {"layout": {"side": 2, "rows": ["22", "212", "22"]}},
     ],
-    "mastermind": [{}, {"pegs": 3, "colors": 6}, {"feedback": "manual"}, {"repeats": False, "rounds": 4},
-                   {"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 4, "rounds": 4},
-                   {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 6, "unsolved_penalty": 5}],
+    "mastermind": [
+        {},
+        {"pegs": 3, "colors": 6},
+        {"feedback": "manual"},
+        {"repeats": False, "rounds": 4},
+        {"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 4, "rounds": 4},
+        {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 6, "unsolved_penalty": 5},
+    ],
     "mana": [{}, {"bird_blocks": False, "max_plies": 80}],
     "mind_ninja": [{"side": 4}, {"side": 5}, {"side": 3}, {}],
 }
 
 
-def record(match_id: str, player: str, action: dict[str, Any], n: int, *, event_id: Optional[str] = None,
-           expected_seq: Optional[int] = None, at_ms: Optional[int] = None) -> bytes:
+def record(
+    match_id: str,
+    player: str,
+    action: dict[str, Any],
+    n: int,
+    *,
+    event_id: str | None = None,
+    expected_seq: int | None = None,
+    at_ms: int | None = None,
+) -> bytes:
     """The bytes of a move record; `n` makes the default event id and time (n seconds after T0)."""
     data: dict[str, Any] = {
-        "v": 1, "event_id": event_id or f"{match_id}-e{n}", "match_id": match_id, "player": player,
-        "at": from_ms(T0_MS + n * 1000 if at_ms is None else at_ms), "action": action,
+        "v": 1,
+        "event_id": event_id or f"{match_id}-e{n}",
+        "match_id": match_id,
+        "player": player,
+        "at": from_ms(T0_MS + n * 1000 if at_ms is None else at_ms),
+        "action": action,
     }
     if expected_seq is not None:
         data["expected_seq"] = expected_seq
@@ -76,7 +94,7 @@ class Match:
         assert result.result["reason"]["code"] == code, result.result["reason"]
         return result.result["reason"]["message"]
 
-    def create(self, game: str, options: Optional[dict[str, Any]] = None, seats=("alice", "bob"), **extra: Any):
+    def create(self, game: str, options: dict[str, Any] | None = None, seats=("alice", "bob"), **extra: Any):
         action = {"type": "create", "game": game, "seats": list(seats), "options": options or {}, **extra}
         return self.ok("alice", action)
 
@@ -89,8 +107,9 @@ class Match:
         return self.steps[-1].result["view"]
 
 
-def random_playout(game: str, options: dict[str, Any], seed: int, max_records: int = 5000,
-                   match_id: str = "p1") -> Match:
+def random_playout(
+    game: str, options: dict[str, Any], seed: int, max_records: int = 5000, match_id: str = "p1"
+) -> Match:
     """Play random legal actions (the game's own `random_action`) until the match ends."""
     match = Match(match_id)
     for raw, taken in random_playout_records(game, options, seed, match_id, max_records=max_records):

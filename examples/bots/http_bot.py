@@ -6,6 +6,7 @@ random legal action whenever it is to move, until stopped. The same shape works 
 
 It prints its player id first: invite it with that id (`"seats": ["<you>", "<its id>"]`).
 """
+
 import argparse
 import random
 import time
@@ -26,8 +27,9 @@ def main():
     while True:
         for match in http.get("/v1/matches", params={"status": "open"}).json()["matches"]:
             if match["match_id"] not in seats and wanted(http, match["match_id"], me["player"], args.any):
-                joined = http.post(f"/v1/matches/{match['match_id']}/join",
-                                   headers={"Authorization": f"Bearer {me['token']}"})
+                joined = http.post(
+                    f"/v1/matches/{match['match_id']}/join", headers={"Authorization": f"Bearer {me['token']}"}
+                )
                 if joined.status_code == 200:
                     seats[match["match_id"]] = joined.json()["token"]
         for match_id, token in list(seats.items()):
@@ -39,7 +41,9 @@ def main():
 def wanted(http, match_id, player, anyone):
     view = http.get(f"/v1/matches/{match_id}").json()
     invited = view.get("invited") or [None, None]
-    return player in invited or (anyone and any(s is None and i is None for s, i in zip(view["seats"], invited)))
+    return player in invited or (
+        anyone and any(s is None and i is None for s, i in zip(view["seats"], invited, strict=False))
+    )
 
 
 def play(http, match_id, token):
@@ -49,8 +53,12 @@ def play(http, match_id, token):
     if listing["status"] == "over":
         return False
     if listing["actions"]:
-        http.post(f"/v1/matches/{match_id}/actions", params={"wait": "true"}, headers=auth,
-                  json={"action": random.choice(listing["actions"]), "expected_seq": listing["seq"]})
+        http.post(
+            f"/v1/matches/{match_id}/actions",
+            params={"wait": "true"},
+            headers=auth,
+            json={"action": random.choice(listing["actions"]), "expected_seq": listing["seq"]},
+        )
     return True
 
 

@@ -8,6 +8,7 @@ action each time; the same shape works for any game.
 
 It prints its player id first: invite it with that id (`"seats": ["<you>", "<its id>"]`).
 """
+
 import argparse
 import json
 import random
@@ -31,20 +32,24 @@ def main():
     while True:  # the lobby has no stream: look for seats kept for it now and then
         for match in http.get("/v1/matches", params={"status": "open"}).json()["matches"]:
             if match["match_id"] not in joined and wanted(http, match["match_id"], me["player"], args.any):
-                answer = http.post(f"/v1/matches/{match['match_id']}/join",
-                                   headers={"Authorization": f"Bearer {me['token']}"})
+                answer = http.post(
+                    f"/v1/matches/{match['match_id']}/join", headers={"Authorization": f"Bearer {me['token']}"}
+                )
                 if answer.status_code == 200:
                     joined.add(match["match_id"])
                     seat = answer.json()
-                    threading.Thread(target=play, args=(args.gateway, seat["match_id"], seat["token"]),
-                                     daemon=True).start()
+                    threading.Thread(
+                        target=play, args=(args.gateway, seat["match_id"], seat["token"]), daemon=True
+                    ).start()
         time.sleep(0.5)
 
 
 def wanted(http, match_id, player, anyone):
     view = http.get(f"/v1/matches/{match_id}").json()
     invited = view.get("invited") or [None, None]
-    return player in invited or (anyone and any(s is None and i is None for s, i in zip(view["seats"], invited)))
+    return player in invited or (
+        anyone and any(s is None and i is None for s, i in zip(view["seats"], invited, strict=False))
+    )
 
 
 def play(gateway, match_id, token):

@@ -6,7 +6,8 @@
 
 See the README, "Bots", for the levels, their measured strength and how to write a bot.
 """
+
 from .base import Bot, BotError, Budget
 from .registry import DEFAULTS, LEVELS, bot_ids, default_bot_id, make_bot, player_id
 
-__all__ = ["Bot", "BotError", "Budget", "DEFAULTS", "LEVELS", "bot_ids", "default_bot_id", "make_bot", "player_id"]
+__all__ = ["DEFAULTS", "LEVELS", "Bot", "BotError", "Budget", "bot_ids", "default_bot_id", "make_bot", "player_id"]

@@ -5,12 +5,14 @@ position the service will show it, and an action `decide` refuses is an error.
 Pure: no clock unless the caller passes one (`clock`, e.g. time.perf_counter) to time the
 decisions; seeds make every match reproducible.
 """
+
 from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from games.fold import Replayer
 from games.match import MatchState
@@ -27,11 +29,11 @@ class IllegalBotAction(Exception):
 
 @dataclass
 class MatchResult:
-    winner: Optional[int]
+    winner: int | None
     reason: str
     plies: int
     seconds: list[list[float]] = field(default_factory=lambda: [[], []])  # decision times per seat
-    final: Optional[MatchState] = None  # the match as it ended
+    final: MatchState | None = None  # the match as it ended
 
 
 def player_ids(bots: tuple[Bot, Bot]) -> tuple[str, str]:
@@ -45,9 +47,16 @@ def move_rng(seed: int, match_id: str, ply: int) -> random.Random:
     return random.Random(f"{seed}|{match_id}|{ply}")
 
 
-def play_match(game: str, options: dict[str, Any], bots: tuple[Bot, Bot], seed: int, match_id: str = "arena",
-               budgets: tuple[Optional[Budget], Optional[Budget]] = (None, None), clock: Optional[Clock] = None,
-               max_records: int = 5000) -> MatchResult:
+def play_match(
+    game: str,
+    options: dict[str, Any],
+    bots: tuple[Bot, Bot],
+    seed: int,
+    match_id: str = "arena",
+    budgets: tuple[Budget | None, Budget | None] = (None, None),
+    clock: Clock | None = None,
+    max_records: int = 5000,
+) -> MatchResult:
     """One match from `create` to its end; bots[s] plays seat s."""
     replayer = Replayer()
     players = player_ids(bots)
@@ -102,12 +111,16 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "games": self.games, "wins": self.wins, "losses": self.losses, "draws": self.draws,
+            "games": self.games,
+            "wins": self.wins,
+            "losses": self.losses,
+            "draws": self.draws,
             "win_rate": self.wins / self.games if self.games else 0.0,
             "seconds_per_move": statistics.median(self.seconds) if self.seconds else None,
             "mean_seconds_per_move": statistics.fmean(self.seconds) if self.seconds else None,
             "p95_seconds_per_move": percentile(self.seconds, 0.95) if self.seconds else None,
-            "moves": len(self.seconds), "mean_plies": self.plies / self.games if self.games else 0.0,
+            "moves": len(self.seconds),
+            "mean_plies": self.plies / self.games if self.games else 0.0,
         }
 
 
@@ -116,9 +129,17 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def series(game: str, options: dict[str, Any], bot: Bot, opponent: Bot, games: int, seed: int,
-           budget: Optional[Budget] = None, clock: Optional[Clock] = None,
-           on_match: Optional[Callable[[int, MatchResult, int], None]] = None) -> Tally:
+def series(
+    game: str,
+    options: dict[str, Any],
+    bot: Bot,
+    opponent: Bot,
+    games: int,
+    seed: int,
+    budget: Budget | None = None,
+    clock: Clock | None = None,
+    on_match: Callable[[int, MatchResult, int], None] | None = None,
+) -> Tally:
     """`games` matches, `bot` in seat 0 of the even ones and seat 1 of the odd ones."""
     tally = Tally()
     for i in range(games):

@@ -5,12 +5,13 @@ A bot is a pure function of (match state, seat, rng, budget): no I/O and no cloc
 that a `Budget` with `seconds` lets a search read `time.perf_counter` to stop early (a
 playout budget alone keeps a bot deterministic).
 """
+
 from __future__ import annotations
 
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from games.core import ActionDict, Game
 from games.match import MatchState
@@ -27,8 +28,8 @@ class Budget:
     deterministic budget); `seconds`: a wall-clock cap on top (the search stops at whichever
     comes first, so a time cap makes the choice depend on the machine's speed)."""
 
-    playouts: Optional[int] = None
-    seconds: Optional[float] = None
+    playouts: int | None = None
+    seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.playouts is None and self.seconds is None:
@@ -38,7 +39,7 @@ class Budget:
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError(f"seconds must be positive, not {self.seconds}")
 
-    def meter(self) -> "Meter":
+    def meter(self) -> Meter:
         return Meter(self)
 
 
@@ -68,8 +69,7 @@ class Bot(Protocol):
     id: str
     games: frozenset[str]
 
-    def choose(self, state: MatchState, seat: int, rng: random.Random,
-               budget: Optional[Budget] = None) -> ActionDict: ...
+    def choose(self, state: MatchState, seat: int, rng: random.Random, budget: Budget | None = None) -> ActionDict: ...
 
 
 def acting_board(state: MatchState, seat: int, bot_id: str, games: frozenset[str]) -> tuple[Game, Any]:
@@ -79,6 +79,5 @@ def acting_board(state: MatchState, seat: int, bot_id: str, games: frozenset[str
     if state.status != "active":
         raise BotError(f"match {state.match_id} is {state.status}: nobody is to act")
     if seat not in state.to_move():
-        raise BotError(f"seat {seat} is not to act in match {state.match_id} "
-                       f"(to move: {list(state.to_move())})")
+        raise BotError(f"seat {seat} is not to act in match {state.match_id} (to move: {list(state.to_move())})")
     return state.rules, state.board

@@ -9,6 +9,7 @@
 - mind-ninja-balance.json: per board side, the builder's win rate in random playouts for
   each menu pattern, free-move count and chooser role (see mind_ninja_prelude).
 """
+
 from __future__ import annotations
 
 import random
@@ -44,8 +45,9 @@ def mastermind_opening(key, strategy: str) -> dict:
             second[f"{black},{white}"] = best_guess(strategy, everything, codes_t, frozenset(codes_t))
         else:
             rng = random.Random(f"opening|{key}|{strategy}|{black},{white}")
-            second[f"{black},{white}"] = search_guess(key, Candidates(codes_t, True), strategy, rng,
-                                                         SAMPLED_WORK, SAMPLED_WORK)
+            second[f"{black},{white}"] = search_guess(
+                key, Candidates(codes_t, True), strategy, rng, SAMPLED_WORK, SAMPLED_WORK
+            )
     return {"first": first, "second": second}
 
 

@@ -3,10 +3,11 @@ included), captures first; playouts take the enemy Daimyo whenever they can (a r
 playout would walk past a won game); at the root, moves that hand the opponent the Daimyo
 at once are dropped while a safe one exists. Moves come from the game's own generators.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Any, Optional
+from typing import Any
 
 from games.core import ActionDict
 from games.mana import INDEX, PIECES, SQUARES, Mana, ManaState
@@ -14,7 +15,7 @@ from games.mana import INDEX, PIECES, SQUARES, Mana, ManaState
 from .mcts import DRAW, Rewards, advance
 
 
-def daimyo_capture(game: Mana, board: ManaState, seat: int) -> Optional[ActionDict]:
+def daimyo_capture(game: Mana, board: ManaState, seat: int) -> ActionDict | None:
     """A move of `seat` that takes the enemy Daimyo, if there is one."""
     if board.phase != "play" or board.turn != seat:
         return None
@@ -56,7 +57,7 @@ class ManaPolicy:
     def rollout_action(self, game: Mana, board: ManaState, seat: int, rng: random.Random) -> ActionDict:
         return daimyo_capture(game, board, seat) or game.random_action(board, seat, rng)
 
-    def amaf_key(self, action: ActionDict) -> Optional[Any]:
+    def amaf_key(self, action: ActionDict) -> Any | None:
         return None
 
     def evaluate(self, game: Mana, board: ManaState) -> Rewards:

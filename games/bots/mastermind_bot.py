@@ -1,9 +1,9 @@
 """The Mastermind bots: a codebreaker strategy (mastermind_breaker) in the codebreaker's
 seat, the honest codemaker (mastermind_maker) in the codemaker's."""
+
 from __future__ import annotations
 
 import random
-from typing import Optional
 
 from games.core import ActionDict
 from games.mastermind import as_list
@@ -25,14 +25,13 @@ DESCRIPTIONS = {
 class MastermindBot:
     games = frozenset({"mastermind"})
 
-    def __init__(self, strategy: str, secret_key: Optional[bytes] = None):
+    def __init__(self, strategy: str, secret_key: bytes | None = None):
         self.id = self.strategy = strategy
         self.description = DESCRIPTIONS[strategy]
         self.maker = Codemaker(secret_key)
 
-    def choose(self, state: MatchState, seat: int, rng: random.Random,
-               budget: Optional[Budget] = None) -> ActionDict:
-        game, board = acting_board(state, seat, self.id, self.games)
+    def choose(self, state: MatchState, seat: int, rng: random.Random, budget: Budget | None = None) -> ActionDict:
+        _game, board = acting_board(state, seat, self.id, self.games)
         if seat == board.codemaker:
             return self.maker.choose(board)
         return {"type": "guess", "code": as_list(choose_guess(board.settings.key, board.rows, self.strategy, rng))}

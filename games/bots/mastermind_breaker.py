@@ -15,13 +15,14 @@ The first guess is chosen among shapes only (0011 stands for every code with two
 second comes from the opening table (tables built by `python -m games.bots.build_tables`),
 computed exactly offline, and is computed like any other move where the table has no entry.
 """
+
 from __future__ import annotations
 
 import math
 import random
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache, partial
-from typing import Callable, Optional
 
 from games.mastermind import all_codes, feedback, random_code, space_size
 
@@ -48,7 +49,7 @@ MEASURES: dict[str, Callable[[Counter], float]] = {
     "entropy": _entropy,
     "expected-size": lambda parts: -sum(n * n for n in parts.values()),
 }
-STRATEGIES = tuple(MEASURES) + ("consistent",)
+STRATEGIES = (*tuple(MEASURES), "consistent")
 
 
 def partition(guess: str, codes: tuple[str, ...]) -> Counter:
@@ -85,10 +86,11 @@ def first_guess(key: Key, strategy: str) -> str:
 
 def opening_id(key: Key, strategy: str) -> str:
     pegs, colors, repeats, max_distinct = key
-    return f"{pegs}x{colors}{'' if repeats else '-norepeat'}{'' if max_distinct is None else f'-max{max_distinct}'}|{strategy}"
+    distinct = "" if max_distinct is None else f"-max{max_distinct}"
+    return f"{pegs}x{colors}{'' if repeats else '-norepeat'}{distinct}|{strategy}"
 
 
-def second_from_table(key: Key, strategy: str, rows: Rows) -> Optional[str]:
+def second_from_table(key: Key, strategy: str, rows: Rows) -> str | None:
     table = tables.load(OPENINGS).get(opening_id(key, strategy))
     if not table or len(rows) != 1 or rows[0][0] != table["first"]:
         return None
@@ -110,8 +112,9 @@ def choose_guess(key: Key, rows: Rows, strategy: str, rng: random.Random, work: 
     return search_guess(key, found, strategy, rng, work)
 
 
-def search_guess(key: Key, found: Candidates, strategy: str, rng: random.Random, work: int,
-                 sampled_work: int = SAMPLED_WORK) -> str:
+def search_guess(
+    key: Key, found: Candidates, strategy: str, rng: random.Random, work: int, sampled_work: int = SAMPLED_WORK
+) -> str:
     codes = found.codes
     if not (enumerable(key) and space_size(key) * len(codes) <= work):
         work = min(work, sampled_work)
@@ -121,15 +124,16 @@ def search_guess(key: Key, found: Candidates, strategy: str, rng: random.Random,
     return best_guess(strategy, guesses, codes, frozenset(found.codes))
 
 
-def guess_pool(key: Key, consistent_codes: tuple[str, ...], scored: tuple[str, ...], rng: random.Random,
-               size: int) -> list[str]:
+def guess_pool(
+    key: Key, consistent_codes: tuple[str, ...], scored: tuple[str, ...], rng: random.Random, size: int
+) -> list[str]:
     """Every valid code when they fit in `size` (lexicographic, for Knuth's tie rule); else
     consistent codes (half at most) and random valid codes."""
     if enumerable(key) and space_size(key) <= size:
         return list(all_codes(key))
     if not enumerable(key):
         size = min(size, MAX_SAMPLED_POOL)
-    pool = list(scored[:size // 2])
+    pool = list(scored[: size // 2])
     if len(consistent_codes) > len(pool):
         pool = sorted(rng.sample(consistent_codes, min(len(consistent_codes), size // 2)))
     chosen = set(pool)

@@ -15,12 +15,12 @@ bot secret. The bot service passes its own (`make_bot(..., secret_key=...)`); wi
 never for playing people. A key changed in the middle of a try makes the reveal fail the
 commitment (an indication error), nothing worse.
 """
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import random
-from typing import Optional
 
 from games.core import ActionDict
 from games.mastermind import MastermindState, all_codes, as_list, commitment_of, feedback, random_code
@@ -36,7 +36,7 @@ def try_rng(secret_key: bytes, match_id: str, round_: int, attempt: int) -> rand
 
 
 class Codemaker:
-    def __init__(self, secret_key: Optional[bytes] = None):
+    def __init__(self, secret_key: bytes | None = None):
         self.key = secret_key or OFFLINE_KEY
 
     def secret(self, board: MastermindState) -> tuple[str, str]:

@@ -4,15 +4,15 @@ constraint search (8 pegs × 10 colours is 10^8 codes: no list, no filter).
 
 `Key` is the game's `Settings.key`: (pegs, colours, repeats, max_distinct).
 """
+
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Optional
 
 from games.mastermind import DIGITS, consistent_codes, feedback, space_size
 
-Key = tuple[int, int, bool, Optional[int]]
+Key = tuple[int, int, bool, int | None]
 Rows = tuple[tuple[str, int, int], ...]
 EXACT_SPACE = 50_000  # spaces up to this size are enumerated and filtered exactly...
 ENUMERATION_LIMIT = 200_000  # ...when listing them walks at most this many codes (max_distinct filters a product)
@@ -28,7 +28,7 @@ class Candidates:
 
 def enumerable(key: Key) -> bool:
     pegs, colors, repeats, max_distinct = key
-    walked = colors ** pegs if repeats and max_distinct is not None else space_size(key)
+    walked = colors**pegs if repeats and max_distinct is not None else space_size(key)
     return space_size(key) <= EXACT_SPACE and walked <= ENUMERATION_LIMIT
 
 
@@ -40,8 +40,14 @@ def consistent(key: Key, rows: Rows, rng: random.Random, want: int) -> Candidate
     return Candidates(tuple(sorted(found)), complete)
 
 
-def sample_consistent(key: Key, rows: Rows, rng: random.Random, want: int,
-                      max_nodes: int = SAMPLE_NODES, first_nodes: int = FIRST_CODE_NODES) -> tuple[set[str], bool]:
+def sample_consistent(
+    key: Key,
+    rows: Rows,
+    rng: random.Random,
+    want: int,
+    max_nodes: int = SAMPLE_NODES,
+    first_nodes: int = FIRST_CODE_NODES,
+) -> tuple[set[str], bool]:
     """Up to `want` distinct consistent codes, each found by a depth-first search with
     random colour orders that prunes a partial code as soon as some row's black or
     black + white count can no longer come out right. Returns (codes, complete): complete
@@ -91,7 +97,7 @@ def sample_consistent(key: Key, rows: Rows, rng: random.Random, want: int,
 
 def _fits(rules, state, position: int, colour: int, used: list[int], left: int) -> bool:
     digit = DIGITS[colour]
-    for (guess, black, hits, counts), (blacks, shared) in zip(rules, state):
+    for (guess, black, hits, counts), (blacks, shared) in zip(rules, state, strict=False):
         blacks += guess[position] == digit
         shared += used[colour] < counts[colour]
         if blacks > black or shared > hits or blacks + left < black or shared + left < hits:
@@ -103,7 +109,7 @@ def _place(rules, state, position: int, colour: int, used: list[int], step: int)
     digit = DIGITS[colour]
     if step < 0:
         used[colour] -= 1
-    for (guess, _, _, counts), counters in zip(rules, state):
+    for (guess, _, _, counts), counters in zip(rules, state, strict=False):
         counters[0] += step * (guess[position] == digit)
         counters[1] += step * (used[colour] < counts[colour])
     if step > 0:
@@ -129,7 +135,7 @@ def canonical_guesses(key: Key) -> list[str]:
                 shapes.append(parts)
             return
         for size in range(min(rest, largest), 0, -1):
-            split(rest - size, size, parts + [size])
+            split(rest - size, size, [*parts, size])
 
     split(pegs, pegs, [])
     return sorted("".join(DIGITS[i] * size for i, size in enumerate(shape)) for shape in shapes)

@@ -7,16 +7,18 @@ reads the result from the game's `outcome`. Rewards are 1 for a win, 0 for a los
 a draw, kept per node from the view of the seat that moved into it, so consecutive moves
 by one seat (Mind Ninja's free moves, Mana's passes) need no special case.
 """
+
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Hashable, Optional, Protocol
+from typing import Any, Protocol
 
 from games.core import ActionDict, Game
 
-from .base import Budget, Meter
+from .base import Budget
 
 Rewards = tuple[float, float]
 DRAW: Rewards = (0.5, 0.5)
@@ -31,7 +33,7 @@ class SearchPolicy(Protocol):
     def rollout_action(self, game: Game, board: Any, seat: int, rng: random.Random) -> ActionDict:
         """The playout's move (cheap, a little smarter than uniform)."""
 
-    def amaf_key(self, action: ActionDict) -> Optional[Hashable]:
+    def amaf_key(self, action: ActionDict) -> Hashable | None:
         """The identity of a move for RAVE (all-moves-as-first), or None without RAVE."""
 
     def evaluate(self, game: Game, board: Any) -> Rewards:
@@ -41,7 +43,7 @@ class SearchPolicy(Protocol):
 @dataclass(frozen=True)
 class SearchSettings:
     exploration: float = 0.7  # UCT constant for rewards in [0, 1]
-    widening: Optional[tuple[float, float]] = None  # (base, factor): children <= base + factor·√visits
+    widening: tuple[float, float] | None = None  # (base, factor): children <= base + factor·√visits
     rave: float = 0.0  # RAVE equivalence constant (0: plain UCT); β = √(k / (3n + k))
     first_play: float = 0.5  # value of an untried move under RAVE before any AMAF statistic
     max_rollout: int = 400  # playout plies before `evaluate` decides
@@ -52,7 +54,7 @@ def advance(game: Game, board: Any, seat: int, action: ActionDict) -> Any:
     return game.execute(board, seat, game.parse_action(action), 0)[1]
 
 
-def terminal_rewards(game: Game, board: Any) -> Optional[Rewards]:
+def terminal_rewards(game: Game, board: Any) -> Rewards | None:
     outcome = game.outcome(board)
     if outcome is None:
         return None
@@ -61,13 +63,13 @@ def terminal_rewards(game: Game, board: Any) -> Optional[Rewards]:
 
 
 class Node:
-    __slots__ = ("board", "seat", "mover", "action", "key", "untried", "children", "visits", "value", "amaf", "rewards")
+    __slots__ = ("action", "amaf", "board", "children", "key", "mover", "rewards", "seat", "untried", "value", "visits")
 
-    def __init__(self, game: Game, board: Any, mover: Optional[int], action: Optional[ActionDict], key: Hashable):
+    def __init__(self, game: Game, board: Any, mover: int | None, action: ActionDict | None, key: Hashable):
         self.board, self.mover, self.action, self.key = board, mover, action, key
         self.rewards = terminal_rewards(game, board)
         self.seat = None if self.rewards is not None else game.to_move(board)[0]
-        self.untried: Optional[list[ActionDict]] = None  # filled on the first visit
+        self.untried: list[ActionDict] | None = None  # filled on the first visit
         self.children: list[Node] = []
         self.visits = 0
         self.value = 0.0
@@ -100,7 +102,7 @@ class Search:
         """The most visited move (every budget runs at least one iteration, so one exists)."""
         return max(root.children, key=lambda c: (c.visits, c.value / c.visits)).action
 
-    def _winning_move(self, root: Node, seat: int) -> Optional[ActionDict]:
+    def _winning_move(self, root: Node, seat: int) -> ActionDict | None:
         """A candidate that wins at once (cheap, and plain UCT may spread its playouts thin)."""
         for action in root.untried:
             rewards = terminal_rewards(self.game, advance(self.game, root.board, seat, action))

@@ -4,10 +4,10 @@ Mind Ninja's bidding, pattern and setup phases are not searched (a playout canno
 pattern choice it then plays at random); `mind_ninja_prelude` decides them, and the role
 choice and play are searched like any other move.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Optional
 
 from games.core import ActionDict
 from games.match import MatchState
@@ -39,8 +39,7 @@ class MctsBot:
     def default_budget(self, game: str) -> Budget:
         return Budget(playouts=self.playouts[game])
 
-    def choose(self, state: MatchState, seat: int, rng: random.Random,
-               budget: Optional[Budget] = None) -> ActionDict:
+    def choose(self, state: MatchState, seat: int, rng: random.Random, budget: Budget | None = None) -> ActionDict:
         game, board = acting_board(state, seat, self.id, self.games)
         budget = budget or self.default_budget(game.name)
         if game.name == "mind_ninja" and board.phase in mind_ninja_prelude.PHASES:

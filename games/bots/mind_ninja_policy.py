@@ -6,10 +6,11 @@ and Havannah programs, which is what makes 100-odd playouts on 127 cells useful.
 At the root, a move must answer a threat: when the opponent could win at once by placing
 on some cells (probed with the game's own execute, as if the opponent moved now), the
 bot's own placements are limited to those cells; a thinly spread search would miss it."""
+
 from __future__ import annotations
 
 import random
-from typing import Any, Optional
+from typing import Any
 
 from games.core import ActionDict, Rejected
 from games.mind_ninja import MindNinja, MindNinjaState
@@ -23,7 +24,9 @@ class MindNinjaPolicy:
         rng.shuffle(actions)
         return actions
 
-    def root_candidates(self, game: MindNinja, board: MindNinjaState, seat: int, rng: random.Random) -> list[ActionDict]:
+    def root_candidates(
+        self, game: MindNinja, board: MindNinjaState, seat: int, rng: random.Random
+    ) -> list[ActionDict]:
         actions = self.candidates(game, board, seat, rng)
         if board.phase != "play":
             return actions
@@ -40,7 +43,7 @@ class MindNinjaPolicy:
         cell = board.geometry.cells[rng.choice(empty)]
         return {"type": "place", "cell": list(cell), "color": rng.choice(game._colours(board, seat))}
 
-    def amaf_key(self, action: ActionDict) -> Optional[Any]:
+    def amaf_key(self, action: ActionDict) -> Any | None:
         if action["type"] == "place":
             q, r = action["cell"]
             return (q, r, action["color"])

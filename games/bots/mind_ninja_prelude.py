@@ -14,10 +14,11 @@ rate with the blocker choosing) to the chooser and 1 - that to the inventor.
 - Setup: none (the menu patterns are judged fair on the empty board).
 The role choice is searched by MCTS over both roles (see mcts_bot).
 """
+
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from games.core import ActionDict, Rejected
@@ -31,10 +32,17 @@ from .mind_ninja_policy import MindNinjaPolicy
 
 PHASES = frozenset({"bidding", "pattern", "setup"})
 MENU: tuple[dict[str, Any], ...] = (
-    {"id": "five_in_a_row"}, {"id": "five_in_a_row", "params": {"n": 6}},
-    {"id": "five_in_a_row", "params": {"n": 7}}, {"id": "five_in_a_row", "params": {"n": 8}},
-    {"id": "hex"}, {"id": "y"}, {"id": "havannah"}, {"id": "ring"}, {"id": "big_group"},
-    {"id": "triangle"}, {"id": "flower"},
+    {"id": "five_in_a_row"},
+    {"id": "five_in_a_row", "params": {"n": 6}},
+    {"id": "five_in_a_row", "params": {"n": 7}},
+    {"id": "five_in_a_row", "params": {"n": 8}},
+    {"id": "hex"},
+    {"id": "y"},
+    {"id": "havannah"},
+    {"id": "ring"},
+    {"id": "big_group"},
+    {"id": "triangle"},
+    {"id": "flower"},
 )
 FREE_STEPS = (0, 2, 4)  # free-move counts tabled; others are interpolated
 MARGIN = 0.1
@@ -48,7 +56,7 @@ def pattern_key(pattern: dict[str, Any]) -> str:
     return pattern["id"] + "".join(f",{k}={v}" for k, v in sorted(params.items()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def menu(side: int) -> tuple[dict[str, Any], ...]:
     """The menu patterns valid on this side (long rows do not fit small boards)."""
     valid = []
@@ -67,9 +75,12 @@ def start_play(game: MindNinja, side: int, pattern: dict[str, Any], free: int, c
     board = game.initial(game.normalise_options({"side": side}), "balance")
     opening = [(0, {"type": "pass"})] if free == 0 else [(0, {"type": "bid", "value": free}), (1, {"type": "pass"})]
     chooser = opening[-1][0]
-    steps = opening + [(1 - chooser, {"type": "choose_pattern", "pattern": pattern}),
-                       (1 - chooser, {"type": "end_setup"}),
-                       (chooser, {"type": "choose_role", "role": chooser_role})]
+    steps = [
+        *opening,
+        (1 - chooser, {"type": "choose_pattern", "pattern": pattern}),
+        (1 - chooser, {"type": "end_setup"}),
+        (chooser, {"type": "choose_role", "role": chooser_role}),
+    ]
     for seat, action in steps:
         board = advance(game, board, seat, action)
     return board
@@ -78,7 +89,10 @@ def start_play(game: MindNinja, side: int, pattern: dict[str, Any], free: int, c
 def balance(side: int, pattern: dict[str, Any], free: int, chooser_role: str, playouts: int, seed: int) -> float:
     """The builder's win rate in random playouts (free moves always used)."""
     game = get_game("mind_ninja")
-    policy, rng = MindNinjaPolicy(), random.Random(f"balance|{side}|{pattern_key(pattern)}|{free}|{chooser_role}|{seed}")
+    policy, rng = (
+        MindNinjaPolicy(),
+        random.Random(f"balance|{side}|{pattern_key(pattern)}|{free}|{chooser_role}|{seed}"),
+    )
     start = start_play(game, side, pattern, free, chooser_role)
     wins = 0
     for _ in range(playouts):
@@ -92,12 +106,15 @@ def balance(side: int, pattern: dict[str, Any], free: int, chooser_role: str, pl
 
 def build_side(side: int, playouts: int) -> dict[str, dict[str, list[float]]]:
     """{pattern key: {"builder": [rate per FREE_STEPS], "blocker": [...]}} for one side."""
-    return {pattern_key(p): {role: [balance(side, p, f, role, playouts, 0) for f in FREE_STEPS]
-                             for role in ("builder", "blocker")}
-            for p in menu(side)}
+    return {
+        pattern_key(p): {
+            role: [balance(side, p, f, role, playouts, 0) for f in FREE_STEPS] for role in ("builder", "blocker")
+        }
+        for p in menu(side)
+    }
 
 
-@lru_cache(maxsize=None)
+@cache
 def side_table(side: int) -> dict[str, dict[str, list[float]]]:
     return tables.load(TABLE).get(str(side)) or build_side(side, LAZY_PLAYOUTS)
 

@@ -9,9 +9,10 @@
 Defaults: `most-parts` for Mastermind, `mcts-2` for the others (`DEFAULTS`). Mastermind
 levels are its strategies: `LEVELS` orders every game's bots from weak to strong.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .base import Bot
 from .mastermind_bot import MastermindBot
@@ -28,11 +29,13 @@ MASTERMIND_STRATEGIES = ("consistent", "knuth", "entropy", "expected-size", "mos
 
 DEFAULTS = {"mastermind": "most-parts", "strands": "mcts-2", "mana": "mcts-2", "mind_ninja": "mcts-2"}
 LEVELS = {
-    "mastermind": ("random",) + MASTERMIND_STRATEGIES,
-    "strands": ("random", *MCTS_PLAYOUTS), "mana": ("random", *MCTS_PLAYOUTS), "mind_ninja": ("random", *MCTS_PLAYOUTS),
+    "mastermind": ("random", *MASTERMIND_STRATEGIES),
+    "strands": ("random", *MCTS_PLAYOUTS),
+    "mana": ("random", *MCTS_PLAYOUTS),
+    "mind_ninja": ("random", *MCTS_PLAYOUTS),
 }
 
-_MAKERS: dict[str, Callable[[Optional[bytes]], Bot]] = {
+_MAKERS: dict[str, Callable[[bytes | None], Bot]] = {
     "random": lambda key: RandomBot(key),
     **{name: (lambda key, n=name, p=playouts: MctsBot(n, p)) for name, playouts in MCTS_PLAYOUTS.items()},
     **{name: (lambda key, n=name: MastermindBot(n, key)) for name in MASTERMIND_STRATEGIES},
@@ -40,17 +43,17 @@ _MAKERS: dict[str, Callable[[Optional[bytes]], Bot]] = {
 PLAYER_PREFIX = "bot:"
 
 
-def bot_ids(game: Optional[str] = None) -> list[str]:
+def bot_ids(game: str | None = None) -> list[str]:
     """Every bot id, or those that play `game` (weak to strong)."""
     return list(LEVELS[game]) if game is not None else list(_MAKERS)
 
 
-def make_bot(bot_id: str, secret_key: Optional[bytes] = None) -> Bot:
+def make_bot(bot_id: str, secret_key: bytes | None = None) -> Bot:
     """The bot named `bot_id` (KeyError naming the known ids if there is none). `secret_key`
     is the installation's key the Mastermind codemaker derives its secrets from (see
     mastermind_maker); without it, a public offline key."""
     if bot_id.startswith(PLAYER_PREFIX):
-        bot_id = bot_id[len(PLAYER_PREFIX):]
+        bot_id = bot_id[len(PLAYER_PREFIX) :]
     maker = _MAKERS.get(bot_id)
     if maker is None:
         raise KeyError(f"no bot {bot_id!r}; known: {', '.join(_MAKERS)}")

@@ -5,10 +5,11 @@ an edge ring): nodes consider a sample of placements grown as connected clumps n
 mover's own stones (a group is what wins), and progressive widening lets the tree add more
 as a node is visited more. Sizes come from the game's own `Strands._size_range`.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Any, Optional
+from typing import Any
 
 from games.core import ActionDict
 from games.strands import STONES, Strands, StrandsState
@@ -42,8 +43,7 @@ def grow(board: StrandsState, seat: int, free: list[int], count: int, rng: rando
     chosen: list[int] = []
     for _ in range(count):
         options = sorted(pool)
-        touching = [i for i in options
-                    if any(stones[n] == own or n in chosen for n in neighbours[i])]
+        touching = [i for i in options if any(stones[n] == own or n in chosen for n in neighbours[i])]
         pick = rng.choice(touching if touching and rng.random() < 0.85 else options)
         chosen.append(pick)
         pool.discard(pick)
@@ -90,7 +90,7 @@ class StrandsPolicy:
         count = highest if rng.random() < 0.85 else rng.randint(lowest, highest)
         return place(board, rng.sample(free[number], count))
 
-    def amaf_key(self, action: ActionDict) -> Optional[Any]:
+    def amaf_key(self, action: ActionDict) -> Any | None:
         return None
 
     def evaluate(self, game: Strands, board: StrandsState) -> Rewards:

@@ -7,10 +7,12 @@ environment: KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_RED
 PLYLOG_BOT_SECRET (the key the Mastermind codemaker derives its secrets from; unset: made once
 into $PLYLOG_HOME/bots.secret).
 """
+
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -28,12 +30,19 @@ BOT_SECRET_FILE = "bots.secret"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m services.bots", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--name", default=f"bots-{os.environ.get('PLYLOG_INSTANCE', '1')}",
-                        help="instance name (its client id and log lines)")
-    parser.add_argument("--bots", default=",".join(bot_ids()),
-                        help=f"comma-separated bot ids to play (default every one: {', '.join(bot_ids())})")
+    parser = argparse.ArgumentParser(
+        prog="python -m services.bots", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--name",
+        default=f"bots-{os.environ.get('PLYLOG_INSTANCE', '1')}",
+        help="instance name (its client id and log lines)",
+    )
+    parser.add_argument(
+        "--bots",
+        default=",".join(bot_ids()),
+        help=f"comma-separated bot ids to play (default every one: {', '.join(bot_ids())})",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -46,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         key = secret_key(settings.home, os.environ, "PLYLOG_BOT_SECRET", BOT_SECRET_FILE)
-        partitions = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30,
-                                                     wait_missing=kafka_admin.TOPICS_SETTLE_S)
+        partitions = kafka_admin.partition_counts(
+            settings.kafka_bootstrap, [settings.topics.results], timeout=30, wait_missing=kafka_admin.TOPICS_SETTLE_S
+        )
     except SettingsError as error:
         print(f"plylog bots: {error}", file=sys.stderr)
         return 2
@@ -56,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results_partitions = partitions[settings.topics.results]
     if results_partitions is None:
-        print(f"plylog bots: no topic {settings.topics.results} on {settings.kafka_bootstrap}; "
-              "start the stack with `plylog up`", file=sys.stderr)
+        print(
+            f"plylog bots: no topic {settings.topics.results} on {settings.kafka_bootstrap}; "
+            "start the stack with `plylog up`",
+            file=sys.stderr,
+        )
         return 2
     try:  # as the rules worker does: a new broker has no coordinator yet, and aiokafka logs an ERROR
         kafka_admin.wait_for_group_coordinator(settings.kafka_bootstrap, settings.topics.bots_group)
@@ -65,12 +78,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plylog bots: {error}; starting anyway", file=sys.stderr)
     ready = os.environ.get("PLYLOG_READY_FILE")
     # The partition count names a match's keys in the projection (each in its home partition's slot).
-    service = BotService(settings, Keys(prefix_from_env(), results_partitions), BotPlayers(wanted, key), args.name,
-                         Path(ready) if ready else None)
-    try:
+    service = BotService(
+        settings,
+        Keys(prefix_from_env(), results_partitions),
+        BotPlayers(wanted, key),
+        args.name,
+        Path(ready) if ready else None,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(service.run())
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

@@ -10,13 +10,14 @@ latest result, the move records its bots send.
 - A bot move the rules refuse (a bug) is replaced once by a random legal move (`:retry`), so a
   match against a bot never waits for ever.
 """
+
 from __future__ import annotations
 
 import hashlib
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from games.bots import Bot, Budget, make_bot
 from games.public import PublicPosition
@@ -38,7 +39,7 @@ class Turn:
     player: str  # bot:<id>
 
 
-def is_bot(player: Optional[str]) -> bool:
+def is_bot(player: str | None) -> bool:
     return isinstance(player, str) and player.startswith(BOT_PREFIX)
 
 
@@ -55,20 +56,30 @@ class BotPlayers:
         if view.get("status") != "active":
             return []
         seats = view["seats"]
-        return [Turn(view["match_id"], view["seq"], seat, seats[seat]) for seat in view.get("to_move", [])
-                if seats[seat] in self.bots]
+        return [
+            Turn(view["match_id"], view["seq"], seat, seats[seat])
+            for seat in view.get("to_move", [])
+            if seats[seat] in self.bots
+        ]
 
     def plays_in(self, view: dict[str, Any]) -> bool:
         return any(player in self.bots for player in view.get("seats", []))
 
-    def move(self, turn: Turn, position: PublicPosition, view: dict[str, Any], now_ms: int,
-             retry: bool = False) -> dict[str, Any]:
+    def move(
+        self, turn: Turn, position: PublicPosition, view: dict[str, Any], now_ms: int, retry: bool = False
+    ) -> dict[str, Any]:
         """The move record of `turn` (decided on `position`, the public match at `turn.seq`)."""
         bot = self._fallback if retry else self.bots[turn.player]
         action = bot.choose(position.state, turn.seat, self._rng(turn), self._budget(bot, view, turn.seat, now_ms))
-        return {"v": 1, "event_id": f"{turn.player}:{turn.seq}" + (":retry" if retry else ""),
-                "match_id": turn.match_id, "player": turn.player, "expected_seq": turn.seq, "at": from_ms(now_ms),
-                "action": action}
+        return {
+            "v": 1,
+            "event_id": f"{turn.player}:{turn.seq}" + (":retry" if retry else ""),
+            "match_id": turn.match_id,
+            "player": turn.player,
+            "expected_seq": turn.seq,
+            "at": from_ms(now_ms),
+            "action": action,
+        }
 
     def _rng(self, turn: Turn) -> random.Random:
         """Its own, unguessable rng per decision (the service's key, the match, the seq)."""
@@ -76,7 +87,7 @@ class BotPlayers:
         return random.Random(seed)
 
     @staticmethod
-    def _budget(bot: Bot, view: dict[str, Any], seat: int, now_ms: int) -> Optional[Budget]:
+    def _budget(bot: Bot, view: dict[str, Any], seat: int, now_ms: int) -> Budget | None:
         default = bot.default_budget(view["game"]) if hasattr(bot, "default_budget") else None
         clock = view.get("clock")
         if not clock or clock.get("since_ms") is None:
@@ -89,5 +100,9 @@ class BotPlayers:
 def our_rejected_move(result: dict[str, Any], bots: BotPlayers) -> bool:
     """A rejected result of one of our bots' moves (not of its retry)."""
     event_id = result.get("event_id") or ""
-    return (result.get("status") == "rejected" and result.get("player") in bots.bots
-            and not event_id.endswith(":retry") and (result.get("reason") or {}).get("code") != "stale")
+    return (
+        result.get("status") == "rejected"
+        and result.get("player") in bots.bots
+        and not event_id.endswith(":retry")
+        and (result.get("reason") or {}).get("code") != "stale"
+    )

@@ -9,6 +9,7 @@ already past it (a service catching up on old results does not think about turns
 A position it does not hold (after a restart or a rebalance) is rebuilt from the projection's
 public log in Redis, once the projector has the seq before the turn.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +17,7 @@ import logging
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
@@ -27,7 +28,7 @@ from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
 
-from .players import BotPlayers, Turn, our_rejected_move
+from .players import BotPlayers, our_rejected_move
 
 log = logging.getLogger("plylog.bots")
 ANNOUNCE_EVERY_S = 5.0
@@ -52,8 +53,9 @@ class _Positions(ConsumerRebalanceListener):
 
 
 class BotService:
-    def __init__(self, settings: Settings, keys: Keys, players: BotPlayers, instance: str,
-                 ready_file: Optional[Path] = None):
+    def __init__(
+        self, settings: Settings, keys: Keys, players: BotPlayers, instance: str, ready_file: Path | None = None
+    ):
         self.settings, self.keys, self.players, self.instance = settings, keys, players, instance
         self.ready_file = ready_file
         self.counts: Counter = Counter()
@@ -62,11 +64,18 @@ class BotService:
         topics = self.settings.topics
         self.redis = redis_client.connect_async(self.settings.redis, socket_connect_timeout=5)
         self.projection = Projection(self.redis, self.keys)
-        self.producer = AIOKafkaProducer(bootstrap_servers=self.settings.kafka_bootstrap, acks="all",
-                                         enable_idempotence=True, linger_ms=1)
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.settings.kafka_bootstrap, group_id=topics.bots_group,
-                                    client_id=self.instance, enable_auto_commit=False, auto_offset_reset="earliest",
-                                    fetch_max_wait_ms=50, max_poll_interval_ms=600_000)
+        self.producer = AIOKafkaProducer(
+            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1
+        )
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.settings.kafka_bootstrap,
+            group_id=topics.bots_group,
+            client_id=self.instance,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=50,
+            max_poll_interval_ms=600_000,
+        )
         self.positions = _Positions(self._mark_ready)
         consumer.subscribe([topics.results], listener=self.positions)
         await self.producer.start()
@@ -90,8 +99,10 @@ class BotService:
             self.ready_file.write_text("ready\n")
 
     async def _announce(self) -> None:
-        bots = {player[4:]: (tuple(sorted(bot.games)), getattr(bot, "description", bot.id))
-                for player, bot in self.players.bots.items()}
+        bots = {
+            player[4:]: (tuple(sorted(bot.games)), getattr(bot, "description", bot.id))
+            for player, bot in self.players.bots.items()
+        }
         while True:
             try:
                 await bot_directory.announce(self.redis, self.keys, self.instance, bots)
@@ -111,14 +122,15 @@ class BotService:
         sends = []
         for match_id, (partition, result) in newest.items():
             for record in await self._moves(partition, result):
-                sends.append(await self.producer.send(self.settings.topics.moves, orjson.dumps(record),
-                                                      key=match_id.encode()))
+                sends.append(
+                    await self.producer.send(self.settings.topics.moves, orjson.dumps(record), key=match_id.encode())
+                )
         for sent in sends:
             await sent
         if sends:
             log.info("sent %d bot move(s); totals %s", len(sends), dict(self.counts))
 
-    def _ours(self, value: Optional[bytes]) -> Optional[dict[str, Any]]:
+    def _ours(self, value: bytes | None) -> dict[str, Any] | None:
         """The result, if it is of a match one of our bots plays."""
         try:
             result = orjson.loads(value) if value else None
@@ -154,8 +166,9 @@ class BotService:
             return []
         records = []
         for turn in turns:
-            records.append(await asyncio.to_thread(self.players.move, turn, position, view,
-                                                   int(time.time() * 1000), retry))
+            records.append(
+                await asyncio.to_thread(self.players.move, turn, position, view, int(time.time() * 1000), retry)
+            )
             self.counts["retries" if retry else "moves"] += 1
         return records
 
@@ -163,7 +176,7 @@ class BotService:
         stored = await self.projection.match_fields(view["match_id"], "seq")
         return stored is not None and (stored.get("seq") or 0) > view["seq"]
 
-    async def _position(self, partition: int, view: dict[str, Any]) -> Optional[PublicPosition]:
+    async def _position(self, partition: int, view: dict[str, Any]) -> PublicPosition | None:
         match_id, seq = view["match_id"], view["seq"]
         held = self.positions.by_match.get(match_id)
         if held is not None and held[1].seq == seq:
@@ -176,9 +189,14 @@ class BotService:
                 self.positions.by_match[match_id] = (partition, position)
                 return position
             if time.monotonic() > deadline:
-                log.error("%s: the projection has %d of the %d results before this turn after %.0f s; "
-                          "is the projector running? The turn waits for the next result", match_id, len(entries),
-                          seq, PROJECTION_WAIT_S)
+                log.error(
+                    "%s: the projection has %d of the %d results before this turn after %.0f s; "
+                    "is the projector running? The turn waits for the next result",
+                    match_id,
+                    len(entries),
+                    seq,
+                    PROJECTION_WAIT_S,
+                )
                 self.counts["waited_out"] += 1
                 return None
             await asyncio.sleep(0.1)

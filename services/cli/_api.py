@@ -1,9 +1,10 @@
 """A small client of the gateway's HTTP API (httpx) for the CLI: JSON calls and SSE reading."""
+
 from __future__ import annotations
 
 import os
-
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import orjson
@@ -20,14 +21,14 @@ def gateway_url() -> str:
 
 
 class Api:
-    def __init__(self, base_url: Optional[str] = None, timeout: float = 30.0):
+    def __init__(self, base_url: str | None = None, timeout: float = 30.0):
         self.base_url = base_url or gateway_url()
         self._client = httpx.Client(base_url=self.base_url, timeout=timeout)
 
     def close(self) -> None:
         self._client.close()
 
-    def call(self, method: str, path: str, token: Optional[str] = None, **kwargs: Any) -> Any:
+    def call(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> Any:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
             response = self._client.request(method, path, headers=headers, **kwargs)
@@ -41,9 +42,12 @@ class Api:
         last = since
         while True:
             try:
-                with self._client.stream("GET", f"/v1/matches/{match_id}/stream",
-                                         headers={"Last-Event-ID": str(last)},
-                                         timeout=httpx.Timeout(10.0, read=None)) as response:
+                with self._client.stream(
+                    "GET",
+                    f"/v1/matches/{match_id}/stream",
+                    headers={"Last-Event-ID": str(last)},
+                    timeout=httpx.Timeout(10.0, read=None),
+                ) as response:
                     if response.status_code != 200:
                         response.read()
                         self._decode(response)
@@ -62,19 +66,23 @@ class Api:
         if response.status_code >= 400:
             error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
             code, message = error.get("code", str(response.status_code)), error.get("message", response.text[:200])
-            hint = {"unauthorized": "pass the seat token you got from `plylog new` or `plylog join` with --token",
-                    "forbidden": "use the token of your own seat of this match",
-                    "unknown_match": "check the match id (open and running matches: GET /v1/matches?status=open|active)",
-                    "rate_limited": f"slow down; retry after {response.headers.get('Retry-After', '1')} s"}.get(code, "")
+            hint = {
+                "unauthorized": "pass the seat token you got from `plylog new` or `plylog join` with --token",
+                "forbidden": "use the token of your own seat of this match",
+                "unknown_match": "check the match id (open and running matches: GET /v1/matches?status=open|active)",
+                "rate_limited": f"slow down; retry after {response.headers.get('Retry-After', '1')} s",
+            }.get(code, "")
             raise CliError(f"{code}: {message}", hint)
         return body
 
     def _unreachable(self, error: Exception) -> CliError:
-        return CliError(f"cannot reach the plylog gateway at {self.base_url} ({type(error).__name__}: {error})",
-                        "start it with `plylog up` (or set PLYLOG_GATEWAY_URL to where it runs)")
+        return CliError(
+            f"cannot reach the plylog gateway at {self.base_url} ({type(error).__name__}: {error})",
+            "start it with `plylog up` (or set PLYLOG_GATEWAY_URL to where it runs)",
+        )
 
 
-def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], Optional[str]]]:
+def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], str | None]]:
     """(event, JSON data, id or None) of each Server-Sent Event; comments are skipped."""
     event, data, event_id = "message", [], None
     for line in lines:

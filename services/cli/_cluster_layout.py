@@ -1,6 +1,7 @@
 """Where `plylog up --cluster` puts every node, derived from the configured port bases (see
 services/common/settings.py): three Kafka nodes (combined broker + controller, KRaft), a Redis
 Cluster of six nodes (three primaries, three replicas), and two of each plylog service."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,16 +10,16 @@ from services.common.settings import RedisTarget, Settings
 
 BROKERS = 3
 REDIS_NODES = 6
-REDIS_REPLICAS = 1          # per primary: 3 primaries + 3 replicas
+REDIS_REPLICAS = 1  # per primary: 3 primaries + 3 replicas
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
-SERVICE_INSTANCES = 2       # rules workers, projectors and gateways each
-REDIS_BUS_OFFSET = 10000    # Redis Cluster's bus port = client port + 10000
+SERVICE_INSTANCES = 2  # rules workers, projectors and gateways each
+REDIS_BUS_OFFSET = 10000  # Redis Cluster's bus port = client port + 10000
 
 
 @dataclass(frozen=True)
 class KafkaNode:
-    node_id: int            # 1..3
+    node_id: int  # 1..3
     port: int
     controller_port: int
 
@@ -33,7 +34,7 @@ class KafkaNode:
 
 @dataclass(frozen=True)
 class RedisNode:
-    number: int             # 1..6
+    number: int  # 1..6
     port: int
 
     @property
@@ -95,7 +96,9 @@ def check_ports(s: Settings) -> None:
         if not 0 < port < 65536:
             raise SettingsError(f"{what} would listen on port {port}: choose lower port bases")
         if port in seen:
-            raise SettingsError(f"{what} and {seen[port]} would both listen on port {port}: move "
-                                "PLYLOG_KAFKA_PORT, PLYLOG_KAFKA_CONTROLLER_PORT, PLYLOG_REDIS_PORT or "
-                                "PLYLOG_GATEWAY_PORT apart (see `plylog up --help`)")
+            raise SettingsError(
+                f"{what} and {seen[port]} would both listen on port {port}: move "
+                "PLYLOG_KAFKA_PORT, PLYLOG_KAFKA_CONTROLLER_PORT, PLYLOG_REDIS_PORT or "
+                "PLYLOG_GATEWAY_PORT apart (see `plylog up --help`)"
+            )
         seen[port] = what

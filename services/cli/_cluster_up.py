@@ -2,6 +2,7 @@
 
 Called by stack._Up with itself (`up`), whose helpers keep the records, report lines and roll
 back what this run started if anything fails."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +12,15 @@ from typing import TYPE_CHECKING
 from services.common.settings import Settings, SettingsError
 
 from . import _kafka, _kafka_cluster, _redis, _redis_cluster
-from ._cluster_layout import (MIN_INSYNC_REPLICAS, REPLICATION_FACTOR, bootstrap, check_ports, kafka_nodes,
-                              redis_nodes, redis_url)
+from ._cluster_layout import (
+    MIN_INSYNC_REPLICAS,
+    REPLICATION_FACTOR,
+    bootstrap,
+    check_ports,
+    kafka_nodes,
+    redis_nodes,
+    redis_url,
+)
 from ._proc import StackError, file_size
 
 if TYPE_CHECKING:
@@ -27,30 +35,37 @@ def cluster_settings(s: Settings) -> Settings:
         check_ports(s)
     except SettingsError as exc:
         raise StackError(str(exc), "set other port bases") from None
-    return dataclasses.replace(s, kafka_bootstrap=bootstrap(s), redis_url=redis_url(s),
-                               replication_factor=REPLICATION_FACTOR, min_insync_replicas=MIN_INSYNC_REPLICAS)
+    return dataclasses.replace(
+        s,
+        kafka_bootstrap=bootstrap(s),
+        redis_url=redis_url(s),
+        replication_factor=REPLICATION_FACTOR,
+        min_insync_replicas=MIN_INSYNC_REPLICAS,
+    )
 
 
 def is_cluster_record(name: str) -> bool:
     return name.startswith(("kafka-", "redis-")) and name.rsplit("-", 1)[1].isdigit()
 
 
-def refuse_mixed(up: "_Up", cluster: bool) -> None:
+def refuse_mixed(up: _Up, cluster: bool) -> None:
     """A single-node stack and a cluster cannot share one state dir."""
     running = [name for name, rec in up.records.items() if rec.alive()]
     other = [n for n in running if (n in SINGLE) == cluster and (is_cluster_record(n) or n in SINGLE)]
     if other:
         what = "a single-node stack" if cluster else "a cluster"
-        raise StackError(f"{what} is running in {up.s.home} ({', '.join(sorted(other))})",
-                         "stop it first (`plylog down`), or use another PLYLOG_HOME")
+        raise StackError(
+            f"{what} is running in {up.s.home} ({', '.join(sorted(other))})",
+            "stop it first (`plylog down`), or use another PLYLOG_HOME",
+        )
 
 
-def start_infra(up: "_Up") -> None:
+def start_infra(up: _Up) -> None:
     redis_cluster(up)
     kafka_cluster(up)
 
 
-def redis_cluster(up: "_Up") -> None:
+def redis_cluster(up: _Up) -> None:
     s, nodes = up.s, redis_nodes(up.s)
     running = [n for n in nodes if up.existing(n.name) is not None]
     if len(running) == len(nodes) and _redis_cluster.formed(nodes):
@@ -75,23 +90,27 @@ def redis_cluster(up: "_Up") -> None:
     deadline = time.monotonic() + 60
     while not _redis_cluster.formed(nodes):
         if time.monotonic() > deadline:
-            raise StackError("the Redis Cluster is not healthy (cluster_state is not ok on every node)",
-                             "`plylog down` and `plylog up --cluster` make a new one",
-                             log=_redis_cluster.node_log(s, nodes[0]))
+            raise StackError(
+                "the Redis Cluster is not healthy (cluster_state is not ok on every node)",
+                "`plylog down` and `plylog up --cluster` make a new one",
+                log=_redis_cluster.node_log(s, nodes[0]),
+            )
         time.sleep(0.2)
     primaries = [n.name for n in nodes if _redis_cluster.role(n) == "master"]
     up.line("redis", f"cluster ok: primaries {', '.join(primaries)}; replicas the others")
 
 
-def kafka_cluster(up: "_Up") -> None:
+def kafka_cluster(up: _Up) -> None:
     from services.common import kafka_admin
 
     s, nodes = up.s, kafka_nodes(up.s)
     missing = [n for n in nodes if up.existing(n.name) is None]
     if not missing:
         if kafka_admin.metadata_answers(bootstrap(s), timeout=5) is None:
-            raise StackError(f"our Kafka cluster runs but does not answer metadata requests at {bootstrap(s)}",
-                             "it may still be starting: wait and retry, or `plylog down` then `plylog up --cluster`")
+            raise StackError(
+                f"our Kafka cluster runs but does not answer metadata requests at {bootstrap(s)}",
+                "it may still be starting: wait and retry, or `plylog down` then `plylog up --cluster`",
+            )
         up.line("kafka", f"cluster already running ({len(nodes)} nodes, {bootstrap(s)})")
         return
     java = _kafka.require_java()
@@ -113,8 +132,13 @@ def kafka_cluster(up: "_Up") -> None:
             code = child.poll()
             if code is not None:
                 out = _kafka_cluster.node_out(s, node)
-                raise StackError(f"{node.name} exited while starting (exit code {code})", f"read {out}", log=out,
-                                 extra_logs=(_kafka_cluster.node_log(s, node),), since={out: since})
+                raise StackError(
+                    f"{node.name} exited while starting (exit code {code})",
+                    f"read {out}",
+                    log=out,
+                    extra_logs=(_kafka_cluster.node_log(s, node),),
+                    since={out: since},
+                )
             if kafka_admin.metadata_answers(node.address, timeout=2) is not None:
                 rec.ready_seconds = round(time.monotonic() - t0, 2)
                 up.save(rec)
@@ -122,8 +146,11 @@ def kafka_cluster(up: "_Up") -> None:
                 del waiting[node]
         if waiting and time.monotonic() > deadline:
             names = ", ".join(n.name for n in waiting)
-            raise StackError(f"{names} did not answer a metadata request within {up.timeout:g}s",
-                             "on a slow machine retry with a longer --timeout", log=_kafka_cluster.node_log(s, next(iter(waiting))))
+            raise StackError(
+                f"{names} did not answer a metadata request within {up.timeout:g}s",
+                "on a slow machine retry with a longer --timeout",
+                log=_kafka_cluster.node_log(s, next(iter(waiting))),
+            )
         time.sleep(0.3)
     _wait_for_brokers(bootstrap(s), len(nodes), up.timeout)
 
@@ -138,6 +165,8 @@ def _wait_for_brokers(servers: str, count: int, timeout: float) -> None:
         if cluster is not None and len(cluster.get("brokers") or []) >= count:
             return
         if time.monotonic() > deadline:
-            raise StackError(f"the Kafka cluster at {servers} lists fewer than {count} brokers after {timeout:g}s",
-                             "read the brokers' logs in the state dir")
+            raise StackError(
+                f"the Kafka cluster at {servers} lists fewer than {count} brokers after {timeout:g}s",
+                "read the brokers' logs in the state dir",
+            )
         time.sleep(0.3)

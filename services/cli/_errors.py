@@ -10,16 +10,22 @@ from pathlib import Path
 
 
 class CliError(Exception):
-    def __init__(self, cause: str, hint: str = "", log: Path | None = None,
-                 extra_logs: tuple[Path, ...] = (), exit_code: int = 1,
-                 since: dict[Path, int] | None = None) -> None:
+    def __init__(
+        self,
+        cause: str,
+        hint: str = "",
+        log: Path | None = None,
+        extra_logs: tuple[Path, ...] = (),
+        exit_code: int = 1,
+        since: dict[Path, int] | None = None,
+    ) -> None:
         super().__init__(cause)
         self.cause = cause
         self.hint = hint
         self.log = log
         self.extra_logs = tuple(extra_logs)
         self.exit_code = exit_code
-        self.since = since or {}     # log -> byte offset: show only what came after
+        self.since = since or {}  # log -> byte offset: show only what came after
         self.tails: dict[Path, list[str]] | None = None
 
     def freeze_logs(self, lines: int = 20) -> None:
@@ -27,8 +33,7 @@ class CliError(Exception):
         if self.tails is None:
             from ._proc import tail
 
-            self.tails = {p: tail(p, lines, self.since.get(p, 0))
-                          for p in (self.log, *self.extra_logs) if p}
+            self.tails = {p: tail(p, lines, self.since.get(p, 0)) for p in (self.log, *self.extra_logs) if p}
 
     def log_tails(self, lines: int = 20) -> dict[Path, list[str]]:
         self.freeze_logs(lines)

@@ -5,13 +5,13 @@
 3. PLYLOG_OPERATOR_KEY, else the local gateway's key in $PLYLOG_HOME/operator.key: whoever can
    read it runs the installation, and creates matches for named players as its operator.
 """
+
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 from services.common.settings import load
 
@@ -24,7 +24,7 @@ OPERATOR_KEY_FILE = "operator.key"  # as services.gateway.config writes it
 @dataclass(frozen=True)
 class Credential:
     token: str
-    player: Optional[str]  # None: the operator; "": a player the gateway names (GET /v1/whoami)
+    player: str | None  # None: the operator; "": a player the gateway names (GET /v1/whoami)
     source: str
 
     @property
@@ -59,5 +59,7 @@ def credential() -> Credential:
     key_file = load().home / OPERATOR_KEY_FILE
     if key_file.exists() and os.access(key_file, os.R_OK):
         return Credential(key_file.read_text().strip(), None, str(key_file))
-    raise CliError("you have no identity on this gateway",
-                   "make one with `plylog login NAME`, or set PLYLOG_PLAYER_TOKEN (a guest token or your platform's JWT)")
+    raise CliError(
+        "you have no identity on this gateway",
+        "make one with `plylog login NAME`, or set PLYLOG_PLAYER_TOKEN (a guest token or your platform's JWT)",
+    )

@@ -30,9 +30,13 @@ from services.common.settings import Settings, cache_dir, repo_root
 from ._proc import ProcRecord, StackError, record_for
 
 JVM_FLAGS = [
-    "-Xms512m", "-Xmx1g",
-    "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
-    "-XX:+ExplicitGCInvokesConcurrent", "-Djava.awt.headless=true",
+    "-Xms512m",
+    "-Xmx1g",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
 ]
 MIN_JAVA = 17
 
@@ -42,7 +46,8 @@ def deploy_dir() -> Path:
     if root is None or not (root / "deploy" / "kafka" / "pom.xml").is_file():
         raise StackError(
             "deploy/kafka/pom.xml not found: the local stack runs from a source checkout",
-            "run plylog from the repository (pip install -e .), or use deploy/compose with Docker")
+            "run plylog from the repository (pip install -e .), or use deploy/compose with Docker",
+        )
     return root / "deploy" / "kafka"
 
 
@@ -78,18 +83,22 @@ def _pom_digest(pom: str = "pom.xml") -> str:
 def require_java() -> str:
     java = shutil.which("java")
     if java is None:
-        raise StackError("Java is not installed (no `java` on PATH); Kafka needs Java 17+",
-                         "install it, e.g. `apt-get install -y openjdk-17-jre-headless`")
+        raise StackError(
+            "Java is not installed (no `java` on PATH); Kafka needs Java 17+",
+            "install it, e.g. `apt-get install -y openjdk-17-jre-headless`",
+        )
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StackError(f"`java -version` failed: {exc}", "check your Java installation")
+        raise StackError(f"`java -version` failed: {exc}", "check your Java installation") from None
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
     if m:
         major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
         if major < MIN_JAVA:
-            raise StackError(f"Java {major} found at {java}; Kafka 4 needs Java {MIN_JAVA}+",
-                             "install openjdk-17-jre-headless (or newer) and put it first on PATH")
+            raise StackError(
+                f"Java {major} found at {java}; Kafka 4 needs Java {MIN_JAVA}+",
+                "install openjdk-17-jre-headless (or newer) and put it first on PATH",
+            )
     return java
 
 
@@ -112,8 +121,10 @@ def _fetch(pom: str, libs: Path, stamp_name: str, what: str, echo) -> Path:
                 return libs
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise StackError("Maven is not installed (no `mvn` on PATH); it fetches the Kafka jars",
-                         "install it, e.g. `apt-get install -y maven`")
+        raise StackError(
+            "Maven is not installed (no `mvn` on PATH); it fetches the Kafka jars",
+            "install it, e.g. `apt-get install -y maven`",
+        )
     libs.parent.mkdir(parents=True, exist_ok=True)
     with open(libs.parent / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another `plylog up` may be fetching right now
@@ -124,24 +135,36 @@ def _fetch(pom: str, libs: Path, stamp_name: str, what: str, echo) -> Path:
         tmp = libs.parent / f"{libs.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         log = libs.parent / f"mvn-{libs.name}.log"
-        echo(f"fetching Apache Kafka {kafka_version()} {what} with Maven into {libs} "
-             "(once) ...")
+        echo(f"fetching Apache Kafka {kafka_version()} {what} with Maven into {libs} (once) ...")
         t0 = time.monotonic()
         with open(log, "w") as out:
             rc = subprocess.run(
-                [mvn, "-B", "-q", "-f", str(deploy_dir() / pom),
-                 "dependency:copy-dependencies", "-DincludeScope=runtime",
-                 f"-DoutputDirectory={tmp}"],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+                [
+                    mvn,
+                    "-B",
+                    "-q",
+                    "-f",
+                    str(deploy_dir() / pom),
+                    "dependency:copy-dependencies",
+                    "-DincludeScope=runtime",
+                    f"-DoutputDirectory={tmp}",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            ).returncode
         if rc != 0 or not any(tmp.glob("kafka*.jar")):
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StackError(f"Maven could not fetch the Kafka jars (exit {rc})",
-                             "check network access to Maven Central and ~/.m2/settings.xml, "
-                             "then retry", log=log)
+            raise StackError(
+                f"Maven could not fetch the Kafka jars (exit {rc})",
+                "check network access to Maven Central and ~/.m2/settings.xml, then retry",
+                log=log,
+            )
         shutil.rmtree(libs, ignore_errors=True)
         tmp.rename(libs)
-        stamp.write_text(json.dumps({"pom_sha256": digest, "kafka": kafka_version(),
-                                     "seconds": round(time.monotonic() - t0, 1)}))
+        stamp.write_text(
+            json.dumps({"pom_sha256": digest, "kafka": kafka_version(), "seconds": round(time.monotonic() - t0, 1)})
+        )
         echo(f"{what} fetched in {time.monotonic() - t0:.1f}s")
     return libs
 
@@ -153,8 +176,9 @@ def _render(template: Path, dest: Path, values: dict[str, str]) -> None:
     body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
     left = re.findall(r"@@[A-Z_]+@@", body)
     if left:
-        raise StackError(f"{template} has unknown placeholders {sorted(set(left))}",
-                         "fix the template in deploy/kafka/")
+        raise StackError(
+            f"{template} has unknown placeholders {sorted(set(left))}", "fix the template in deploy/kafka/"
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(dest.suffix + ".tmp")
     tmp.write_text(text)
@@ -190,9 +214,11 @@ def prepare(s: Settings, java: str, libs: Path, echo=print) -> Path:
     server = kdir / "server.properties"
     log4j = kdir / "log4j2.properties"
     src = deploy_dir()
-    _render(src / "server.properties", server, {
-        "KAFKA_PORT": str(s.kafka_port), "CONTROLLER_PORT": str(s.controller_port),
-        "DATA_DIR": str(data)})
+    _render(
+        src / "server.properties",
+        server,
+        {"KAFKA_PORT": str(s.kafka_port), "CONTROLLER_PORT": str(s.controller_port), "DATA_DIR": str(data)},
+    )
     _render(src / "log4j2.properties", log4j, {"LOG_DIR": str(s.logs_dir)})
 
     formatted = kdir / "formatted.json"
@@ -203,10 +229,10 @@ def prepare(s: Settings, java: str, libs: Path, echo=print) -> Path:
         fmt_port = info.get("controller_port")
         if fmt_port is not None and fmt_port != s.controller_port:
             raise StackError(
-                f"the Kafka data in {data} was formatted for controller port {fmt_port}, "
-                f"not {s.controller_port}",
+                f"the Kafka data in {data} was formatted for controller port {fmt_port}, not {s.controller_port}",
                 f"use PLYLOG_KAFKA_CONTROLLER_PORT={fmt_port}, or wipe the local data with "
-                "`plylog down --purge` (all topics are lost)")
+                "`plylog down --purge` (all topics are lost)",
+            )
         return server
 
     cid_file = kdir / "cluster.id"
@@ -218,16 +244,33 @@ def prepare(s: Settings, java: str, libs: Path, echo=print) -> Path:
     echo(f"formatting storage in {data} (cluster id {cid})")
     with open(log, "w") as out:
         rc = subprocess.run(
-            [java, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*",
-             "kafka.tools.StorageTool", "format", "-t", cid, "-c", str(server),
-             "--standalone", "--ignore-formatted"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            [
+                java,
+                f"-Dlog4j2.configurationFile={log4j}",
+                "-cp",
+                f"{libs}/*",
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                cid,
+                "-c",
+                str(server),
+                "--standalone",
+                "--ignore-formatted",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        ).returncode
     if rc != 0:
-        raise StackError(f"formatting the Kafka storage failed (exit {rc})",
-                         f"read {log}; `plylog down --purge` wipes the local Kafka data",
-                         log=log)
-    formatted.write_text(json.dumps({"cluster_id": cid, "controller_port": s.controller_port,
-                                     "kafka": kafka_version()}))
+        raise StackError(
+            f"formatting the Kafka storage failed (exit {rc})",
+            f"read {log}; `plylog down --purge` wipes the local Kafka data",
+            log=log,
+        )
+    formatted.write_text(
+        json.dumps({"cluster_id": cid, "controller_port": s.controller_port, "kafka": kafka_version()})
+    )
     return server
 
 
@@ -238,26 +281,38 @@ def marker(s: Settings) -> str:
 
 def start(s: Settings, java: str, libs: Path, server: Path) -> tuple[subprocess.Popen, ProcRecord]:
     log4j = kafka_dir(s) / "log4j2.properties"
-    argv = [java, *JVM_FLAGS, marker(s), f"-Dkafka.logs.dir={s.logs_dir}",
-            f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*", "kafka.Kafka",
-            str(server)]
+    argv = [
+        java,
+        *JVM_FLAGS,
+        marker(s),
+        f"-Dkafka.logs.dir={s.logs_dir}",
+        f"-Dlog4j2.configurationFile={log4j}",
+        "-cp",
+        f"{libs}/*",
+        "kafka.Kafka",
+        str(server),
+    ]
     out = kafka_out(s)
     with open(out, "ab") as fh:
         fh.write(f"\n=== plylog up: starting broker at {time.ctime()} ===\n".encode())
         fh.flush()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                cwd=str(kafka_dir(s)), close_fds=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=str(kafka_dir(s)),
+            close_fds=True,
+        )
     rec = None
     for _ in range(50):  # /proc entry appears at once; guard against an instant exit
-        rec = record_for("kafka", proc.pid, marker(s), kafka_log(s),
-                         address=f"127.0.0.1:{s.kafka_port}", argv=argv)
+        rec = record_for("kafka", proc.pid, marker(s), kafka_log(s), address=f"127.0.0.1:{s.kafka_port}", argv=argv)
         if rec is not None:
             break
         time.sleep(0.02)
     if rec is None:
-        raise StackError("the Kafka JVM exited immediately",
-                         f"read {out}", log=out)
+        raise StackError("the Kafka JVM exited immediately", f"read {out}", log=out)
     return proc, rec
 
 

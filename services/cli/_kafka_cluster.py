@@ -7,6 +7,7 @@ Layout per node (N = 1, 2, 3):
   $PLYLOG_HOME/logs/kafka-N/kafka.log (log4j2), $PLYLOG_HOME/logs/kafka-N.out (JVM output)
   $PLYLOG_HOME/kafka-cluster.id                              (one cluster id for the three)
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,12 @@ from ._cluster_layout import KafkaNode, voters
 from ._proc import ProcRecord, StackError, record_for
 
 #: per node: three share 2 cores and the machine with everything else (measured RSS in the README)
-JVM_FLAGS = ["-Xms128m", "-Xmx384m", "-XX:MaxDirectMemorySize=128m",
-             *[flag for flag in _kafka.JVM_FLAGS if not flag.startswith("-Xm")]]
+JVM_FLAGS = [
+    "-Xms128m",
+    "-Xmx384m",
+    "-XX:MaxDirectMemorySize=128m",
+    *[flag for flag in _kafka.JVM_FLAGS if not flag.startswith("-Xm")],
+]
 
 
 def node_dir(s: Settings, node: KafkaNode) -> Path:
@@ -54,28 +59,55 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
     (s.logs_dir / node.name).mkdir(parents=True, exist_ok=True)
     server, log4j = ndir / "server.properties", ndir / "log4j2.properties"
     src = _kafka.deploy_dir()
-    _kafka._render(src / "cluster-server.properties", server, {
-        "NODE_ID": str(node.node_id), "VOTERS": voters(s), "KAFKA_PORT": str(node.port),
-        "CONTROLLER_PORT": str(node.controller_port), "DATA_DIR": str(data)})
+    _kafka._render(
+        src / "cluster-server.properties",
+        server,
+        {
+            "NODE_ID": str(node.node_id),
+            "VOTERS": voters(s),
+            "KAFKA_PORT": str(node.port),
+            "CONTROLLER_PORT": str(node.controller_port),
+            "DATA_DIR": str(data),
+        },
+    )
     _kafka._render(src / "log4j2.properties", log4j, {"LOG_DIR": str(s.logs_dir / node.name)})
     formatted = ndir / "formatted.json"
     if (data / "meta.properties").is_file():
         info = json.loads(formatted.read_text()) if formatted.is_file() else {}
         if info.get("voters") not in (None, voters(s)):
-            raise StackError(f"the Kafka data of {node.name} was formatted for the controllers {info['voters']}, "
-                             f"not {voters(s)}", "use the ports it was made with, or `plylog down --purge` "
-                                                 "(all topics are lost)")
+            raise StackError(
+                f"the Kafka data of {node.name} was formatted for the controllers {info['voters']}, not {voters(s)}",
+                "use the ports it was made with, or `plylog down --purge` (all topics are lost)",
+            )
         return server
     cid = cluster_id(s)
     log = s.logs_dir / f"{node.name}-format.log"
     echo(f"formatting storage in {data} (cluster id {cid})")
     with open(log, "w") as out:
-        rc = subprocess.run([java, f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*", "kafka.tools.StorageTool",
-                             "format", "-t", cid, "-c", str(server), "--ignore-formatted"],
-                            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+        rc = subprocess.run(
+            [
+                java,
+                f"-Dlog4j2.configurationFile={log4j}",
+                "-cp",
+                f"{libs}/*",
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                cid,
+                "-c",
+                str(server),
+                "--ignore-formatted",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        ).returncode
     if rc != 0:
-        raise StackError(f"formatting the storage of {node.name} failed (exit {rc})",
-                         f"read {log}; `plylog down --purge` wipes the local Kafka data", log=log)
+        raise StackError(
+            f"formatting the storage of {node.name} failed (exit {rc})",
+            f"read {log}; `plylog down --purge` wipes the local Kafka data",
+            log=log,
+        )
     formatted.write_text(json.dumps({"cluster_id": cid, "voters": voters(s), "kafka": _kafka.kafka_version()}))
     return server
 
@@ -87,14 +119,30 @@ def marker(s: Settings, node: KafkaNode) -> str:
 
 def start(s: Settings, node: KafkaNode, java: str, libs: Path, server: Path) -> tuple[subprocess.Popen, ProcRecord]:
     log4j = node_dir(s, node) / "log4j2.properties"
-    argv = [java, *JVM_FLAGS, marker(s, node), f"-Dkafka.logs.dir={s.logs_dir / node.name}",
-            f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*", "kafka.Kafka", str(server)]
+    argv = [
+        java,
+        *JVM_FLAGS,
+        marker(s, node),
+        f"-Dkafka.logs.dir={s.logs_dir / node.name}",
+        f"-Dlog4j2.configurationFile={log4j}",
+        "-cp",
+        f"{libs}/*",
+        "kafka.Kafka",
+        str(server),
+    ]
     out = node_out(s, node)
     with open(out, "ab") as fh:
         fh.write(f"\n=== plylog up: starting {node.name} at {time.ctime()} ===\n".encode())
         fh.flush()
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=str(node_dir(s, node)), close_fds=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=str(node_dir(s, node)),
+            close_fds=True,
+        )
     for _ in range(50):
         rec = record_for(node.name, proc.pid, marker(s, node), node_log(s, node), address=node.address, argv=argv)
         if rec is not None:

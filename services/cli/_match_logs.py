@@ -8,10 +8,11 @@ match_id differs from their key (answered as the other id's, `malformed`), and r
 by the id on another partition (not read: they are rejected `malformed` there). A record with a
 line break cannot be one line of a JSON Lines file: its match cannot be exported faithfully.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
 
 import orjson
 
@@ -23,19 +24,24 @@ from services.common.moves_log import Record, partition_of
 class MatchLog:
     match_id: str
     partition: int
-    game: Optional[str] = None
-    created_at: Optional[str] = None
+    game: str | None = None
+    created_at: str | None = None
     moves: list[Record] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (offset, why)
     unwritable: list[tuple[int, str]] = field(default_factory=list)
 
     def index_entry(self) -> dict:
-        return {"match_id": self.match_id, "game": self.game, "created_at": self.created_at,
-                "partition": self.partition, "records": len(self.moves),
-                "skipped": [{"offset": offset, "why": why} for offset, why in self.skipped]}
+        return {
+            "match_id": self.match_id,
+            "game": self.game,
+            "created_at": self.created_at,
+            "partition": self.partition,
+            "records": len(self.moves),
+            "skipped": [{"offset": offset, "why": why} for offset, why in self.skipped],
+        }
 
 
-def why_left_out(record: Record, match_id: str) -> Optional[str]:
+def why_left_out(record: Record, match_id: str) -> str | None:
     """Why a record keyed by `match_id` is not a line of the match's log (None: it is)."""
     if record.value is None:
         return "a tombstone (no value): dead-lettered"
@@ -47,13 +53,13 @@ def why_left_out(record: Record, match_id: str) -> Optional[str]:
     return None
 
 
-def cannot_be_a_line(record: Record) -> Optional[str]:
+def cannot_be_a_line(record: Record) -> str | None:
     if b"\n" in record.value or b"\r" in record.value:
         return "holds a line break, so it cannot be one line of a JSON Lines log"
     return None
 
 
-def accepted_create(record: Record) -> Optional[dict]:
+def accepted_create(record: Record) -> dict | None:
     """The view after `record` if it is a create the fold accepts for a match not yet created."""
     if record.value is None or b'"create"' not in record.value:
         return None
@@ -68,8 +74,7 @@ class PartitionCollector:
     """Collects, from one partition's records in offset order, the logs of the matches `wanted`
     selects by their created view (`wanted(view) -> bool`), or of one match id whatever it holds."""
 
-    def __init__(self, partition: int, partitions: int, wanted: Callable[[dict], bool],
-                 only: Optional[str] = None):
+    def __init__(self, partition: int, partitions: int, wanted: Callable[[dict], bool], only: str | None = None):
         self.partition = partition
         self.partitions = partitions
         self.wanted = wanted
@@ -149,8 +154,9 @@ def pair_results(logs: list[MatchLog], results: Iterable[Record]) -> dict[str, A
     answers = {}
     for log in logs:
         got = found[log.match_id.encode()]
-        answers[log.match_id] = Answers([got[r.offset] for r in log.moves if r.offset in got],
-                                        [r.offset for r in log.moves if r.offset not in got])
+        answers[log.match_id] = Answers(
+            [got[r.offset] for r in log.moves if r.offset in got], [r.offset for r in log.moves if r.offset not in got]
+        )
     return answers
 
 
@@ -168,12 +174,14 @@ def compare_replay(moves_lines: Iterable[bytes], file_name: str, topic_results: 
     steps = list(replay_lines(moves_lines, file_name))
     if len(steps) != len(topic_results):
         comparison.differences.append(f"{len(steps)} replayed results but {len(topic_results)} on the topic")
-    for line, (taken, online) in enumerate(zip(steps, topic_results), start=1):
+    for line, (taken, online) in enumerate(zip(steps, topic_results, strict=False), start=1):
         comparison.results += 1
         offline = taken.result
         if offline["source"] != {"file": file_name, "line": line}:
             comparison.differences.append(f"line {line}: offline source is {offline['source']}")
         replaced = encode({**offline, "source": orjson.loads(online)["source"]})
         if replaced != online:
-            comparison.differences.append(f"line {line}: replayed {replaced[:200]!r} but the topic has {online[:200]!r}")
+            comparison.differences.append(
+                f"line {line}: replayed {replaced[:200]!r} but the topic has {online[:200]!r}"
+            )
     return comparison

@@ -3,21 +3,23 @@
 Every game also takes raw JSON (`{"type": ...}`) and the lifecycle words `resign`, `abort`,
 `claim` (claim_timeout). Raises ValueError with a message saying what was expected.
 """
+
 from __future__ import annotations
 
 import secrets
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 SYNTAX = {
     "strands": "cells as q,r separated by spaces, e.g. `1,0 0,-1`",
     "mana": "`b1` place the Daimyo · `e1 d3 a3` move e1 to d3, bird to a3 (omit the bird when none is due) · "
-            "`drop d3 a3` drop a Ronin on d3, bird to a3",
+    "`drop d3 a3` drop a Ronin on d3, bird to a3",
     "mastermind": "`guess 0123` · `set 0123` (auto feedback; a random salt is made) · `commit 0123` (manual: "
-                  "prints the salt to keep) · `feedback 2 1` (black white) · `reveal 0123 SALT`",
+    "prints the salt to keep) · `feedback 2 1` (black white) · `reveal 0123 SALT`",
     "mind_ninja": "`bid 3` · `pass` · `pattern ID` or `pattern {json}` · `setup 0,0:red 1,-1:blue` · `end` · "
-                  "`role builder|blocker` · `0,1 red` place a stone · `decline` (a free move)",
+    "`role builder|blocker` · `0,1 red` place a stone · `decline` (a free move)",
 }
 COMMON = "also: `resign`, `abort`, `claim` (the opponent's clock ran out), or an action as JSON"
 LIFECYCLE = {"resign": "resign", "abort": "abort", "claim": "claim_timeout", "claim_timeout": "claim_timeout"}
@@ -27,7 +29,7 @@ def help_for(game: str) -> str:
     return f"{SYNTAX.get(game, 'an action as JSON')}; {COMMON}"
 
 
-def parse(game: str, line: str, view: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def parse(game: str, line: str, view: dict[str, Any] | None = None) -> dict[str, Any]:
     """The action a line means in `game`; `view` (the public view) helps where the syntax needs it."""
     line = line.strip()
     if not line:
@@ -95,7 +97,11 @@ def _mastermind(words: list[str], view: dict) -> dict[str, Any]:
     if verb == "guess" and len(args) == 1:
         return {"type": "guess", "code": _code(args[0])}
     if verb in ("set", "set_code") and len(args) in (1, 2):
-        return {"type": "set_code", "code": _code(args[0]), "salt": args[1] if len(args) == 2 else secrets.token_hex(16)}
+        return {
+            "type": "set_code",
+            "code": _code(args[0]),
+            "salt": args[1] if len(args) == 2 else secrets.token_hex(16),
+        }
     if verb == "commit" and len(args) == 1:
         if len(args[0]) == 64:
             return {"type": "commit", "commitment": args[0]}
@@ -115,7 +121,10 @@ def _commit(code: list[int], view: dict) -> dict[str, Any]:
 
     salt, digits = secrets.token_hex(16), "".join(map(str, code))
     print(f"  keep this to reveal later: reveal {digits} {salt}")
-    return {"type": "commit", "commitment": commitment_of(view["match_id"], view["round"], view["attempt"], digits, salt)}
+    return {
+        "type": "commit",
+        "commitment": commitment_of(view["match_id"], view["round"], view["attempt"], digits, salt),
+    }
 
 
 def _mind_ninja(words: list[str], view: dict) -> dict[str, Any]:
@@ -149,5 +158,8 @@ def _mind_ninja(words: list[str], view: dict) -> dict[str, Any]:
 
 
 PARSERS: dict[str, Callable[[list[str], dict], dict[str, Any]]] = {
-    "strands": _strands, "mana": _mana, "mastermind": _mastermind, "mind_ninja": _mind_ninja,
+    "strands": _strands,
+    "mana": _mana,
+    "mastermind": _mastermind,
+    "mind_ninja": _mind_ninja,
 }

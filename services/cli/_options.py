@@ -1,14 +1,16 @@
 """`--option KEY=VALUE` of the commands that take game options (new, bot-eval)."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
 from ._errors import CliError
 
 
-def parse_options(pairs: Optional[Iterable[str]]) -> dict[str, Any]:
+def parse_options(pairs: Iterable[str] | None) -> dict[str, Any]:
     """{KEY: VALUE} with VALUE read as JSON (5, true, [1, 2]), else as a bare string (small-5)."""
     options: dict[str, Any] = {}
     for pair in pairs or []:

@@ -67,8 +67,7 @@ def proc_exe(pid: int) -> str | None:
 
 def proc_cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-            "utf-8", "replace").strip()
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace").strip()
     except OSError:
         return ""
 
@@ -81,7 +80,7 @@ class ProcRecord:
     pid: int
     starttime: int
     exe: str
-    match: str                 # substring that must appear in its command line
+    match: str  # substring that must appear in its command line
     log: str
     address: str = ""
     argv: list[str] | None = None
@@ -92,7 +91,7 @@ class ProcRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "ProcRecord":
+    def from_json(cls, data: dict) -> ProcRecord:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 
@@ -106,13 +105,23 @@ class ProcRecord:
         return self.match in proc_cmdline(self.pid)
 
 
-def record_for(name: str, pid: int, match: str, log: Path, address: str = "",
-               argv: list[str] | None = None) -> ProcRecord | None:
+def record_for(
+    name: str, pid: int, match: str, log: Path, address: str = "", argv: list[str] | None = None
+) -> ProcRecord | None:
     st = proc_starttime(pid)
     if st is None:
         return None
-    return ProcRecord(name=name, pid=pid, starttime=st, exe=proc_exe(pid) or "", match=match,
-                      log=str(log), address=address, argv=argv, started_at=time.time())
+    return ProcRecord(
+        name=name,
+        pid=pid,
+        starttime=st,
+        exe=proc_exe(pid) or "",
+        match=match,
+        log=str(log),
+        address=address,
+        argv=argv,
+        started_at=time.time(),
+    )
 
 
 def _signal(rec: ProcRecord, sig: int) -> None:

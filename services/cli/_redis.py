@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,8 +27,9 @@ def _redis_pids() -> set[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             exe = proc_exe(int(entry.name)) or ""
-            if "redis-server" in proc_cmdline(int(entry.name)).split(" ", 1)[0] or \
-                    exe.endswith(("/redis-server", "/redis-check-rdb")):
+            if "redis-server" in proc_cmdline(int(entry.name)).split(" ", 1)[0] or exe.endswith(
+                ("/redis-server", "/redis-check-rdb")
+            ):
                 pids.add(int(entry.name))
     return pids
 
@@ -41,24 +43,24 @@ def ensure_installed(echo=print) -> str:
         raise StackError(
             "redis-server is not installed (not on PATH)",
             "install it: `sudo apt-get install -y redis-server` (Debian/Ubuntu), or set "
-            "REDIS_URL to a Redis you run yourself")
+            "REDIS_URL to a Redis you run yourself",
+        )
     echo("redis-server not found; installing Debian's redis-server package ...")
     before = _redis_pids()
     log = Path("/tmp") / f"plylog-apt-{os.getpid()}.log"
     env = {**os.environ, **APT_ENV}
     with open(log, "w") as out:
-        for cmd in (["apt-get", "update"],
-                    ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]):
-            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                stdin=subprocess.DEVNULL).returncode
+        for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]):
+            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL).returncode
             if rc != 0:
-                raise StackError(f"`{' '.join(cmd)}` failed (exit {rc})",
-                                 "install redis-server by hand, then retry", log=log)
-    found = shutil.which("redis-server") or ("/usr/bin/redis-server"
-                                              if Path("/usr/bin/redis-server").exists() else None)
+                raise StackError(
+                    f"`{' '.join(cmd)}` failed (exit {rc})", "install redis-server by hand, then retry", log=log
+                )
+    found = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
     if not found:
-        raise StackError("apt-get installed redis-server but it is not on PATH",
-                         "add /usr/bin to PATH", log=log)
+        raise StackError("apt-get installed redis-server but it is not on PATH", "add /usr/bin to PATH", log=log)
     _stop_service_started_by_install(before, echo)
     log.unlink(missing_ok=True)
     echo("installed " + found)
@@ -73,19 +75,18 @@ def _stop_service_started_by_install(before: set[int], echo) -> None:
     new = _redis_pids() - before
     if not new:
         return
-    echo(f"the package install started a system redis-server (pid "
-         f"{', '.join(map(str, sorted(new)))}); stopping it so plylog can use its own")
+    echo(
+        f"the package install started a system redis-server (pid "
+        f"{', '.join(map(str, sorted(new)))}); stopping it so plylog can use its own"
+    )
     for cmd in (["systemctl", "stop", "redis-server"], ["service", "redis-server", "stop"]):
         if shutil.which(cmd[0]):
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           stdin=subprocess.DEVNULL)
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
             if not (_redis_pids() & new):
                 return
     for pid in new:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     for _ in range(50):
         if not (_redis_pids() & new):
             return
@@ -108,15 +109,34 @@ def start(s: Settings, binary: str, timeout: float = 15.0) -> ProcRecord:
     pidfile = s.run_dir / "redis.pid"
     pidfile.unlink(missing_ok=True)
     log = redis_log(s)
-    argv = [binary, "--port", str(s.redis_port), "--bind", "127.0.0.1",
-            "--protected-mode", "yes", "--save", "", "--appendonly", "no",
-            "--daemonize", "yes", "--pidfile", str(pidfile), "--dir", str(rdir),
-            "--logfile", str(log)]
+    argv = [
+        binary,
+        "--port",
+        str(s.redis_port),
+        "--bind",
+        "127.0.0.1",
+        "--protected-mode",
+        "yes",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "yes",
+        "--pidfile",
+        str(pidfile),
+        "--dir",
+        str(rdir),
+        "--logfile",
+        str(log),
+    ]
     r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
-        raise StackError(f"redis-server refused to start (exit {r.returncode}): "
-                         f"{(r.stderr or r.stdout).strip()[:200]}",
-                         f"read {log}", log=log)
+        raise StackError(
+            f"redis-server refused to start (exit {r.returncode}): {(r.stderr or r.stdout).strip()[:200]}",
+            f"read {log}",
+            log=log,
+        )
     deadline = time.monotonic() + timeout
     pid = None
     while time.monotonic() < deadline:
@@ -126,8 +146,7 @@ def start(s: Settings, binary: str, timeout: float = 15.0) -> ProcRecord:
             except ValueError:
                 pid = None
         if pid is not None and ping(s.redis_port):
-            rec = record_for("redis", pid, f":{s.redis_port}", log,
-                             address=f"127.0.0.1:{s.redis_port}", argv=argv)
+            rec = record_for("redis", pid, f":{s.redis_port}", log, address=f"127.0.0.1:{s.redis_port}", argv=argv)
             if rec is not None:
                 return rec
         time.sleep(0.05)
@@ -135,9 +154,11 @@ def start(s: Settings, binary: str, timeout: float = 15.0) -> ProcRecord:
         rec = record_for("redis", pid, f":{s.redis_port}", log)
         if rec is not None:
             from ._proc import stop
+
             stop(rec, 5)
-    raise StackError(f"redis-server did not answer PING on port {s.redis_port} within "
-                     f"{timeout:g}s", f"read {log}", log=log)
+    raise StackError(
+        f"redis-server did not answer PING on port {s.redis_port} within {timeout:g}s", f"read {log}", log=log
+    )
 
 
-__all__ = ["ensure_installed", "ping", "start", "redis_log", "tail"]
+__all__ = ["ensure_installed", "ping", "redis_log", "start", "tail"]

@@ -3,6 +3,7 @@ nodes on loopback, joined by `redis-cli --cluster create ... --cluster-replicas 
 primaries with a replica each. No persistence (like the single Redis); each node keeps its
 cluster configuration in $PLYLOG_HOME/redis-N/nodes.conf, so a node restarted alone (a fault
 test) rejoins the cluster as it was."""
+
 from __future__ import annotations
 
 import shutil
@@ -29,12 +30,37 @@ def node_log(s: Settings, node: RedisNode) -> Path:
 
 
 def argv(s: Settings, node: RedisNode, binary: str) -> list[str]:
-    return [binary, "--port", str(node.port), "--bind", "127.0.0.1", "--protected-mode", "yes",
-            "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir(s, node) / "nodes.conf"),
-            "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-require-full-coverage", "yes",
-            "--save", "", "--appendonly", "no", "--daemonize", "yes",
-            "--pidfile", str(s.run_dir / f"{node.name}.pid"), "--dir", str(node_dir(s, node)),
-            "--logfile", str(node_log(s, node)), "--maxmemory", "256mb"]
+    return [
+        binary,
+        "--port",
+        str(node.port),
+        "--bind",
+        "127.0.0.1",
+        "--protected-mode",
+        "yes",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        str(node_dir(s, node) / "nodes.conf"),
+        "--cluster-node-timeout",
+        str(NODE_TIMEOUT_MS),
+        "--cluster-require-full-coverage",
+        "yes",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "yes",
+        "--pidfile",
+        str(s.run_dir / f"{node.name}.pid"),
+        "--dir",
+        str(node_dir(s, node)),
+        "--logfile",
+        str(node_log(s, node)),
+        "--maxmemory",
+        "256mb",
+    ]
 
 
 def forget_cluster(s: Settings, node: RedisNode) -> None:
@@ -50,18 +76,30 @@ def start(s: Settings, node: RedisNode, binary: str, timeout: float = 15.0) -> P
     command = argv(s, node, binary)
     done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
-        raise StackError(f"{node.name} refused to start (exit {done.returncode}): {(done.stderr or done.stdout)[:200]}",
-                         f"read {node_log(s, node)}", log=node_log(s, node))
+        raise StackError(
+            f"{node.name} refused to start (exit {done.returncode}): {(done.stderr or done.stdout)[:200]}",
+            f"read {node_log(s, node)}",
+            log=node_log(s, node),
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pidfile.is_file() and pidfile.read_text().strip().isdigit() and ping(node):
-            rec = record_for(node.name, int(pidfile.read_text()), f":{node.port}", node_log(s, node),
-                             address=node.address, argv=command)
+            rec = record_for(
+                node.name,
+                int(pidfile.read_text()),
+                f":{node.port}",
+                node_log(s, node),
+                address=node.address,
+                argv=command,
+            )
             if rec is not None:
                 return rec
         time.sleep(0.05)
-    raise StackError(f"{node.name} did not answer PING on port {node.port} within {timeout:g}s",
-                     f"read {node_log(s, node)}", log=node_log(s, node))
+    raise StackError(
+        f"{node.name} did not answer PING on port {node.port} within {timeout:g}s",
+        f"read {node_log(s, node)}",
+        log=node_log(s, node),
+    )
 
 
 def _client(node: RedisNode) -> redis.Redis:
@@ -84,7 +122,7 @@ def cluster_state(node: RedisNode) -> dict[str, str]:
 
 
 def role(node: RedisNode) -> str:
-    """"master" or "slave" (Redis's words), or "?" when the node does not answer."""
+    """ "master" or "slave" (Redis's words), or "?" when the node does not answer."""
     try:
         return _client(node).role()[0].decode()
     except (redis.RedisError, IndexError):
@@ -95,8 +133,11 @@ def formed(nodes: list[RedisNode]) -> bool:
     """Every node answers and sees a healthy cluster of all of them with every slot served."""
     for node in nodes:
         info = cluster_state(node)
-        if info.get("cluster_state") != "ok" or info.get("cluster_known_nodes") != str(len(nodes)) \
-                or info.get("cluster_slots_ok") != "16384":
+        if (
+            info.get("cluster_state") != "ok"
+            or info.get("cluster_known_nodes") != str(len(nodes))
+            or info.get("cluster_slots_ok") != "16384"
+        ):
             return False
     return True
 
@@ -105,19 +146,39 @@ def create(nodes: list[RedisNode], echo=print, timeout: float = 60.0) -> None:
     """`redis-cli --cluster create` over the nodes, then wait until every node agrees."""
     cli = shutil.which("redis-cli")
     if cli is None:
-        raise StackError("redis-cli is not on PATH (it makes the Redis Cluster)",
-                         "install Debian's redis-tools (comes with redis-server)")
-    echo(f"joining {len(nodes)} nodes into a cluster ({len(nodes) // (REDIS_REPLICAS + 1)} primaries, "
-         f"{REDIS_REPLICAS} replica each)")
-    done = subprocess.run([cli, "--cluster", "create", *(n.address for n in nodes), "--cluster-replicas",
-                           str(REDIS_REPLICAS), "--cluster-yes"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+        raise StackError(
+            "redis-cli is not on PATH (it makes the Redis Cluster)",
+            "install Debian's redis-tools (comes with redis-server)",
+        )
+    echo(
+        f"joining {len(nodes)} nodes into a cluster ({len(nodes) // (REDIS_REPLICAS + 1)} primaries, "
+        f"{REDIS_REPLICAS} replica each)"
+    )
+    done = subprocess.run(
+        [
+            cli,
+            "--cluster",
+            "create",
+            *(n.address for n in nodes),
+            "--cluster-replicas",
+            str(REDIS_REPLICAS),
+            "--cluster-yes",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     if done.returncode != 0:
-        raise StackError(f"redis-cli --cluster create failed (exit {done.returncode}): "
-                         f"{(done.stdout + done.stderr).strip()[-400:]}", "read the Redis logs in the state dir")
+        raise StackError(
+            f"redis-cli --cluster create failed (exit {done.returncode}): {(done.stdout + done.stderr).strip()[-400:]}",
+            "read the Redis logs in the state dir",
+        )
     deadline = time.monotonic() + timeout
     while not formed(nodes):
         if time.monotonic() > deadline:
-            raise StackError(f"the Redis Cluster was not healthy {timeout:g}s after it was made",
-                             "read the Redis logs (cluster_state in CLUSTER INFO)")
+            raise StackError(
+                f"the Redis Cluster was not healthy {timeout:g}s after it was made",
+                "read the Redis logs (cluster_state in CLUSTER INFO)",
+            )
         time.sleep(0.2)

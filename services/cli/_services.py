@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from services.common.settings import Settings
 
@@ -68,8 +68,12 @@ class ServiceSpec:
         return name == self.name or (self.scalable and base == self.name and number.isdigit())
 
     def argv(self, s: Settings, instance: int) -> list[str]:
-        fmt = {"instance": instance, "gateway_port": self.port(s, instance) or s.gateway_port,
-               "kafka": s.kafka_bootstrap, "redis": s.redis_url}
+        fmt = {
+            "instance": instance,
+            "gateway_port": self.port(s, instance) or s.gateway_port,
+            "kafka": s.kafka_bootstrap,
+            "redis": s.redis_url,
+        }
         return [sys.executable, "-m", self.module, *(a.format(**fmt) for a in self.args)]
 
     def available(self) -> tuple[bool, str]:

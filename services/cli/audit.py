@@ -1,9 +1,9 @@
 """`plylog audit`: refold the moves log and compare it with what the rules worker emitted."""
+
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Optional
 
 import orjson
 import typer
@@ -28,12 +28,14 @@ class AuditReport:
 
     def summary(self) -> str:
         verdict = "OK" if self.ok else f"{len(self.problems)} PROBLEMS"
-        return (f"audit {verdict}: {self.moves} move records, {self.results} results "
-                f"({self.repeated_results} repeats of identical results), {self.dead_letters} dead letters, "
-                f"{self.outcomes} outcomes")
+        return (
+            f"audit {verdict}: {self.moves} move records, {self.results} results "
+            f"({self.repeated_results} repeats of identical results), {self.dead_letters} dead letters, "
+            f"{self.outcomes} outcomes"
+        )
 
 
-def audit(settings: Settings, match_id: Optional[str] = None, limit: int = 50) -> AuditReport:
+def audit(settings: Settings, match_id: str | None = None, limit: int = 50) -> AuditReport:
     """Refold the moves log and compare with what was emitted: every move record must have its
     result (or dead letter), byte for byte equal to the offline fold, and every finished match
     its outcome. Results are matched to moves by their `source` (partition, offset)."""
@@ -51,7 +53,10 @@ def audit(settings: Settings, match_id: Optional[str] = None, limit: int = 50) -
     for rec in read_topic(bootstrap, topics.results):
         source = orjson.loads(rec.value).get("source") or {}
         emitted[(source.get("partition"), source.get("offset"))].append(rec.value)
-    dead = {(orjson.loads(r.value)["partition"], orjson.loads(r.value)["offset"]) for r in read_topic(bootstrap, topics.deadletter)}
+    dead = {
+        (orjson.loads(r.value)["partition"], orjson.loads(r.value)["offset"])
+        for r in read_topic(bootstrap, topics.deadletter)
+    }
     outcomes: dict[str, set[bytes]] = defaultdict(set)
     for rec in read_topic(bootstrap, topics.outcomes):
         outcomes[orjson.loads(rec.value)["match_id"]].add(rec.value)
@@ -72,10 +77,14 @@ def audit(settings: Settings, match_id: Optional[str] = None, limit: int = 50) -
         report.results += len(got)
         report.repeated_results += max(0, len(got) - 1)
         if not got:
-            problem(f"{where}: no result ({taken.result['match_id']} {taken.result['status']} seq {taken.result['seq']})")
+            problem(
+                f"{where}: no result ({taken.result['match_id']} {taken.result['status']} seq {taken.result['seq']})"
+            )
         for value in got:
             if value != expected:
-                problem(f"{where}: result differs from the offline fold: {_brief(expected)}; {difference(value, expected)}")
+                problem(
+                    f"{where}: result differs from the offline fold: {_brief(expected)}; {difference(value, expected)}"
+                )
         if taken.outcome is not None:
             expected_outcomes[taken.result["match_id"]] = encode(taken.outcome)
     for match, expected in expected_outcomes.items():
@@ -122,7 +131,7 @@ def _cut(value: object, width: int) -> str:
 
 
 def audit_command(
-    match: Optional[str] = typer.Option(None, "--match", "-m", help="Audit only this match."),
+    match: str | None = typer.Option(None, "--match", "-m", help="Audit only this match."),
     all_matches: bool = typer.Option(False, "--all", help="Audit every match in the log (the default)."),
     limit: int = typer.Option(50, help="List at most this many problems."),
 ) -> None:

@@ -1,4 +1,5 @@
 """`plylog bench [SCENARIO]...`: throughput, latency, replay, scaling and memory benchmarks."""
+
 from __future__ import annotations
 
 import contextlib
@@ -9,8 +10,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -21,35 +23,56 @@ from services.common.settings import Settings, load, repo_root
 if TYPE_CHECKING:
     from bench.stack import BenchStack
 
-SCENARIO_HELP = ("baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
-                 "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), floor (the same "
-                 "load on Kafka's and Redis's hops with no work at them: the latency nothing could go under "
-                 "here), replay (offline "
-                 "fold per game; plylog rebuild), scale (1, 2 and 3 rules workers: moves/s and CPU per move; on the cluster when `plylog up --cluster` runs), memory (RSS at 10,000 active "
-                 "matches), recovery (a rules worker SIGKILLed with 1,000,000 finished-match moves and 1,000 active "
-                 "matches in the log: seconds until it is ready again; ~15 minutes a run), http (closed-loop bots through the gateway), ws (closed-loop clients over the seat socket, "
-                 "2 per match like the peer's, then one client alone; with the whole machine's CPU per move), peer (boardgame.io playing Strands, the "
-                 "comparison: its closed-loop moves/s and its latency at the same offered rate; needs Node.js, "
-                 "not Kafka; skipped without node). Default: all.")
+SCENARIO_HELP = (
+    "baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
+    "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), floor (the same "
+    "load on Kafka's and Redis's hops with no work at them: the latency nothing could go under "
+    "here), replay (offline "
+    "fold per game; plylog rebuild), scale (1, 2 and 3 rules workers: moves/s and CPU per move; on the "
+    "cluster when `plylog up --cluster` runs), memory (RSS at 10,000 active "
+    "matches), recovery (a rules worker SIGKILLed with 1,000,000 finished-match moves and 1,000 active "
+    "matches in the log: seconds until it is ready again; ~15 minutes a run), http (closed-loop bots "
+    "through the gateway), ws (closed-loop clients over the seat socket, 2 per match like the peer's, "
+    "then one client alone; with the whole machine's CPU per move), peer (boardgame.io playing Strands, the "
+    "comparison: its closed-loop moves/s and its latency at the same offered rate; needs Node.js, "
+    "not Kafka; skipped without node). Default: all."
+)
 
 
 def bench(
-    scenarios: Optional[list[str]] = typer.Argument(None, metavar="[SCENARIO]...", help=SCENARIO_HELP, show_default=False),
-    quick: bool = typer.Option(False, "--quick", help="One run of each scenario with tiny loads (a few minutes); "
-                                                      "results go to bench/results/quick/ and the README is left alone."),
-    runs: Optional[int] = typer.Option(None, "--runs", min=1, help="Runs per scenario (default 3, quick 1)."),
-    moves: Optional[int] = typer.Option(None, "--moves", min=200,
-                                        help="Size of the throughput burst (default 100,000, quick 3,000)."),
-    partitions: Optional[int] = typer.Option(None, "--partitions", min=1, envvar="PLYLOG_PARTITIONS",
-                                             help="Partitions of the benchmark's topics (default 12)."),
-    out: Optional[Path] = typer.Option(None, "--out", file_okay=False,
-                                       help="Where the JSON report and plots go (default bench/results/)."),
-    readme: Optional[bool] = typer.Option(None, "--readme/--no-readme",
-                                          help="Update the results table in README.md (default: on, off with --quick "
-                                               "or --out)."),
-    profile: bool = typer.Option(False, "--profile", help="Sample every process under test with py-spy and write "
-                                                          "flame graphs (SVG) beside the report; figures of profiled "
-                                                          "runs are a little lower."),
+    scenarios: list[str] | None = typer.Argument(None, metavar="[SCENARIO]...", help=SCENARIO_HELP, show_default=False),
+    quick: bool = typer.Option(
+        False,
+        "--quick",
+        help="One run of each scenario with tiny loads (a few minutes); "
+        "results go to bench/results/quick/ and the README is left alone.",
+    ),
+    runs: int | None = typer.Option(None, "--runs", min=1, help="Runs per scenario (default 3, quick 1)."),
+    moves: int | None = typer.Option(
+        None, "--moves", min=200, help="Size of the throughput burst (default 100,000, quick 3,000)."
+    ),
+    partitions: int | None = typer.Option(
+        None,
+        "--partitions",
+        min=1,
+        envvar="PLYLOG_PARTITIONS",
+        help="Partitions of the benchmark's topics (default 12).",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", file_okay=False, help="Where the JSON report and plots go (default bench/results/)."
+    ),
+    readme: bool | None = typer.Option(
+        None,
+        "--readme/--no-readme",
+        help="Update the results table in README.md (default: on, off with --quick or --out).",
+    ),
+    profile: bool = typer.Option(
+        False,
+        "--profile",
+        help="Sample every process under test with py-spy and write "
+        "flame graphs (SVG) beside the report; figures of profiled "
+        "runs are a little lower.",
+    ),
 ) -> None:
     """Measure plylog against a raw Kafka baseline on a local stack, with a progress bar and a
     summary table; writes `bench/results/<timestamp>.json`, throughput and latency plots (PNG),
@@ -96,22 +119,28 @@ def bench(
         result["profiles"] = profiles.name
     written = reports.write(result, out, stamp)
     reports.print_summary(result, console)
-    console.print("written: " + ", ".join(str(p) for p in written) + (f"; flame graphs in {profiles}/" if profiles else ""))
+    console.print(
+        "written: " + ", ".join(str(p) for p in written) + (f"; flame graphs in {profiles}/" if profiles else "")
+    )
     if update_readme:
         path = root / "README.md"
         if path.exists() and reports.update_readme(path, result, written[0].name):
             console.print(f"updated the results table in {path}")
         else:
-            console.print(f"[yellow]{path} has no {reports.README_START} ... {reports.README_END} markers; "
-                          "its table was not updated[/yellow]")
+            console.print(
+                f"[yellow]{path} has no {reports.README_START} ... {reports.README_END} markers; "
+                "its table was not updated[/yellow]"
+            )
     failed = [name for name, s in result["scenarios"].items() if s["errors"]]
     if failed:
-        raise CliError(f"some benchmark runs failed: {', '.join(failed)} (their errors are above and in {written[0]})",
-                       f"read the logs of the processes under test in {bench_dir(settings.home) / 'runs'}/")
+        raise CliError(
+            f"some benchmark runs failed: {', '.join(failed)} (their errors are above and in {written[0]})",
+            f"read the logs of the processes under test in {bench_dir(settings.home) / 'runs'}/",
+        )
 
 
 @contextlib.contextmanager
-def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterator["BenchStack"]:
+def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterator[BenchStack]:
     """Kafka and Redis to measure on: from the environment, the running local stack, or a
     stack of its own started now and removed afterwards."""
     from bench.stack import BenchStack, bench_dir
@@ -125,16 +154,19 @@ def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterat
     running = _running_stack(settings.home)
     if running is not None:
         bootstrap, redis_url, services, replication = running
-        console.print(f"using the running local stack in {settings.home} (Kafka {bootstrap}, Redis {redis_url}"
-                      + (f", {replication} replicas" if replication > 1 else "") + ")"
-                      + (f"; its services ({', '.join(services)}) keep running and share the CPUs" if services else ""))
+        console.print(
+            f"using the running local stack in {settings.home} (Kafka {bootstrap}, Redis {redis_url}"
+            + (f", {replication} replicas" if replication > 1 else "")
+            + ")"
+            + (f"; its services ({', '.join(services)}) keep running and share the CPUs" if services else "")
+        )
         yield BenchStack(bootstrap, redis_url, work, partitions, replication)
         return
     with _own_stack(work, console) as (bootstrap, redis_url):
         yield BenchStack(bootstrap, redis_url, work, partitions)
 
 
-def _running_stack(home: Path) -> Optional[tuple[str, str, list[str], int]]:
+def _running_stack(home: Path) -> tuple[str, str, list[str], int] | None:
     """(Kafka, Redis, names of plylog's services running beside them, replication factor) of the
     local stack (one broker, or the cluster of `plylog up --cluster`), if it answers."""
     from services.cli.stack import is_infra, read_stack
@@ -147,7 +179,12 @@ def _running_stack(home: Path) -> Optional[tuple[str, str, list[str], int]]:
     except CliError:
         return None
     services = sorted(name for name in stack.get("components", {}) if not is_infra(name))
-    return stack["kafka_bootstrap"], stack["redis_url"], services, int(stack.get("settings", {}).get("replication_factor", 1))
+    return (
+        stack["kafka_bootstrap"],
+        stack["redis_url"],
+        services,
+        int(stack.get("settings", {}).get("replication_factor", 1)),
+    )
 
 
 @contextlib.contextmanager
@@ -159,8 +196,10 @@ def _own_stack(home: Path, console: Console) -> Iterator[tuple[str, str]]:
     with tempfile.NamedTemporaryFile("r", prefix="plylog-bench-started.", suffix=".txt") as started:
         console.print(f"no local stack is running: starting Kafka and Redis in {home} ...")
         if subprocess.run([*plylog, "up", "--infra-only", "--write-started", started.name], env=env).returncode:
-            raise CliError("could not start Kafka and Redis for the benchmark (see above)",
-                           "fix what it says, or start a stack yourself (`plylog up --infra-only`)")
+            raise CliError(
+                "could not start Kafka and Redis for the benchmark (see above)",
+                "fix what it says, or start a stack yourself (`plylog up --infra-only`)",
+            )
         names = set(Path(started.name).read_text().split())
         try:
             settings = Settings.from_env(env)
@@ -182,7 +221,9 @@ def _require_answers(bootstrap: str, redis_url: str, where: str) -> None:
         client = redis_client.connect(redis_url, socket_connect_timeout=3)
         client.ping()
     except (redis.RedisError, redis.exceptions.RedisClusterException) as error:
-        raise CliError(f"Redis at {redis_url} does not answer ({where}): {error}", "start it (`plylog up --infra-only`)") from None
+        raise CliError(
+            f"Redis at {redis_url} does not answer ({where}): {error}", "start it (`plylog up --infra-only`)"
+        ) from None
     finally:
         if client is not None:
             client.close()

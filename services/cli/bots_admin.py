@@ -1,5 +1,6 @@
 """`plylog bots list | enable ID | disable ID`: the bots people can play against (announced by the
 running bot services in Redis) and which an operator turned off."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,7 @@ from services.common.settings import load
 
 from ._errors import CliError
 
-bots_app = typer.Typer(help="The bots of this installation: list them, turn one off or on again.",
-                       no_args_is_help=True)
+bots_app = typer.Typer(help="The bots of this installation: list them, turn one off or on again.", no_args_is_help=True)
 
 
 def _run(work):
@@ -22,7 +22,9 @@ def _run(work):
         try:
             return await work(client, Keys(prefix_from_env()))
         except OSError as error:
-            raise CliError(f"Redis at {load().redis_url} does not answer: {error}", "is it up? (`plylog status`)")
+            raise CliError(
+                f"Redis at {load().redis_url} does not answer: {error}", "is it up? (`plylog status`)"
+            ) from None
         finally:
             await client.aclose()
 

@@ -1,12 +1,13 @@
 """`plylog bot-eval`: play bots against each other or the random player, offline through the
 fold (games.bots.arena: no services), and print a table or, with --json, one object."""
+
 from __future__ import annotations
 
 import json
 import random
 import sys
 import time
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -29,25 +30,51 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 def bot_eval(
     game: str = typer.Argument(..., metavar="GAME", help="mastermind, strands, mana or mind_ninja."),
-    bot: Optional[str] = typer.Option(None, "--bot", "-b", help="The bot to measure (default: the game's default level; "
-                                                                "Mastermind: the strongest strategy)."),
-    strategy: Optional[str] = typer.Option(None, "--strategy", "-s", help="Mastermind: the codebreaker strategy "
-                                                                          "(knuth, most-parts, entropy, expected-size, consistent)."),
+    bot: str | None = typer.Option(
+        None,
+        "--bot",
+        "-b",
+        help="The bot to measure (default: the game's default level; Mastermind: the strongest strategy).",
+    ),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        "-s",
+        help="Mastermind: the codebreaker strategy (knuth, most-parts, entropy, expected-size, consistent).",
+    ),
     vs: str = typer.Option("random", "--vs", help="The opponent bot (not Mastermind)."),
-    games: int = typer.Option(100, "--games", "-n", min=1, help="Matches to play, the bot's seat alternating (not Mastermind)."),
+    games: int = typer.Option(
+        100, "--games", "-n", min=1, help="Matches to play, the bot's seat alternating (not Mastermind)."
+    ),
     seed: int = typer.Option(1, "--seed", help="Seed of every match (same seed and budget: same matches)."),
-    playouts: Optional[int] = typer.Option(None, "--playouts", min=1, help="Override the bot's playouts per move."),
-    option: Optional[list[str]] = typer.Option(None, "--option", "-o", metavar="KEY=VALUE",
-                                               help="A game option (value as JSON), e.g. -o side=5 -o layout='\"small-5\"'."),
+    playouts: int | None = typer.Option(None, "--playouts", min=1, help="Override the bot's playouts per move."),
+    option: list[str] | None = typer.Option(
+        None,
+        "--option",
+        "-o",
+        metavar="KEY=VALUE",
+        help="A game option (value as JSON), e.g. -o side=5 -o layout='\"small-5\"'.",
+    ),
     pegs: int = typer.Option(4, "--pegs", help="Mastermind: code length (2-8)."),
     colours: int = typer.Option(6, "--colours", "--colors", help="Mastermind: number of colours (2-10)."),
     repeats: bool = typer.Option(True, "--repeats/--no-repeats", help="Mastermind: may a colour repeat."),
-    max_distinct: Optional[int] = typer.Option(None, "--max-distinct", help="Mastermind: at most this many colours in a code."),
-    sample: Optional[int] = typer.Option(None, "--sample", min=1, help="Mastermind: play this many random secrets instead "
-                                                                        f"of all (default: all up to {ENUMERATE_LIMIT:,} codes, "
-                                                                        f"else {DEFAULT_SAMPLE:,})."),
-    clock: str = typer.Option("wall", "--clock", help="Time decisions by the wall clock, or by the process's CPU time "
-                                                      "(`cpu`: steadier on a machine shared with other work)."),
+    max_distinct: int | None = typer.Option(
+        None, "--max-distinct", help="Mastermind: at most this many colours in a code."
+    ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        min=1,
+        help="Mastermind: play this many random secrets instead "
+        f"of all (default: all up to {ENUMERATE_LIMIT:,} codes, "
+        f"else {DEFAULT_SAMPLE:,}).",
+    ),
+    clock: str = typer.Option(
+        "wall",
+        "--clock",
+        help="Time decisions by the wall clock, or by the process's CPU time "
+        "(`cpu`: steadier on a machine shared with other work).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
     """Measure a bot offline: every action goes through the rules worker's own fold.
@@ -67,8 +94,13 @@ def bot_eval(
     timer = CLOCKS[clock]
     console = Console(stderr=True, highlight=False)
     if game == "mastermind":
-        options = {"pegs": pegs, "colors": colours, "repeats": repeats, "max_distinct": max_distinct,
-                   **parse_options(option)}
+        options = {
+            "pegs": pegs,
+            "colors": colours,
+            "repeats": repeats,
+            "max_distinct": max_distinct,
+            **parse_options(option),
+        }
         _check_options(game, options)
         name = strategy or bot or default_bot_id(game)
         summary = _mastermind(_bot(name, game), options, sample, seed, console, timer)
@@ -96,7 +128,6 @@ def _bot(name: str, game: str):
     return bot
 
 
-
 def _check_options(game: str, options: dict[str, Any]) -> None:
     try:
         get_game(game).normalise_options(options)
@@ -105,12 +136,18 @@ def _check_options(game: str, options: dict[str, Any]) -> None:
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=console, transient=True, disable=not sys.stderr.isatty())
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
 
 
-def _mastermind(bot, options: dict[str, Any], sample: Optional[int], seed: int, console: Console,
-                timer) -> dict[str, Any]:
+def _mastermind(bot, options: dict[str, Any], sample: int | None, seed: int, console: Console, timer) -> dict[str, Any]:
     key = (options["pegs"], options["colors"], options["repeats"], options["max_distinct"])
     size = space_size(key)
     if sample is None and size <= ENUMERATE_LIMIT:
@@ -121,22 +158,52 @@ def _mastermind(bot, options: dict[str, Any], sample: Optional[int], seed: int, 
     started = time.perf_counter()
     with _progress(console) as progress:
         task = progress.add_task(f"{bot.id} on {len(secrets):,} secrets", total=len(secrets))
-        tally = _run(lambda: break_all(bot, options, secrets, seed, timer,
-                                       on_secret=lambda i, s, rows: progress.advance(task)))
-    return {**tally.summary(), "secrets": "all" if len(secrets) == size else "sample", "space": size,
-            "options": options, "seconds": round(time.perf_counter() - started, 3)}
+        tally = _run(
+            lambda: break_all(bot, options, secrets, seed, timer, on_secret=lambda i, s, rows: progress.advance(task))
+        )
+    return {
+        **tally.summary(),
+        "secrets": "all" if len(secrets) == size else "sample",
+        "space": size,
+        "options": options,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
 
 
-def _matches(game: str, options: dict[str, Any], bot, opponent, games: int, seed: int, budget: Optional[Budget],
-             console: Console, timer) -> dict[str, Any]:
+def _matches(
+    game: str,
+    options: dict[str, Any],
+    bot,
+    opponent,
+    games: int,
+    seed: int,
+    budget: Budget | None,
+    console: Console,
+    timer,
+) -> dict[str, Any]:
     started = time.perf_counter()
     with _progress(console) as progress:
         task = progress.add_task(f"{bot.id} vs {opponent.id}", total=games)
-        tally = _run(lambda: series(game, options, bot, opponent, games, seed, budget, timer,
-                                    on_match=lambda i, result, seat: progress.advance(task)))
-    return {"vs": opponent.id, **tally.summary(), "options": options,
-            "playouts": budget.playouts if budget else getattr(bot, "playouts", {}).get(game),
-            "seconds": round(time.perf_counter() - started, 3)}
+        tally = _run(
+            lambda: series(
+                game,
+                options,
+                bot,
+                opponent,
+                games,
+                seed,
+                budget,
+                timer,
+                on_match=lambda i, result, seat: progress.advance(task),
+            )
+        )
+    return {
+        "vs": opponent.id,
+        **tally.summary(),
+        "options": options,
+        "playouts": budget.playouts if budget else getattr(bot, "playouts", {}).get(game),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
 
 
 def _run(play):

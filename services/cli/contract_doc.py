@@ -6,10 +6,12 @@ the home partitions of the default installation, as does one unreadable record. 
 example is a record the worker writes, byte for byte, and the examples are the same on every
 run.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -35,9 +37,16 @@ UNREADABLE = (b"m-example-garbage", b'{"v": 1, "event_id": "e-1", "match_id": ')
 def default_installation() -> Installation:
     """The default installation (prefix `plylog.`, 12 partitions), with its examples."""
     topics = Topics(DEFAULT_TOPIC_PREFIX)
-    return Installation(prefix=topics.prefix, moves=topics.moves, results=topics.results, outcomes=topics.outcomes,
-                        deadletter=topics.deadletter, changelog=topics.rules_changelog,
-                        partitions=DEFAULT_PARTITIONS, examples=contract_examples(DEFAULT_PARTITIONS, topics.moves))
+    return Installation(
+        prefix=topics.prefix,
+        moves=topics.moves,
+        results=topics.results,
+        outcomes=topics.outcomes,
+        deadletter=topics.deadletter,
+        changelog=topics.rules_changelog,
+        partitions=DEFAULT_PARTITIONS,
+        examples=contract_examples(DEFAULT_PARTITIONS, topics.moves),
+    )
 
 
 def asyncapi_yaml() -> str:
@@ -56,8 +65,7 @@ def game_log(game: str) -> list[bytes]:
     match_id = example_match_id(game)
     records = [raw for raw, _ in random_playout_records(game, EXAMPLE_OPTIONS[game], EXAMPLE_SEED, match_id)]
     first_move = orjson.loads(records[1])
-    records.insert(2, move_record(match_id, "bob", first_move["action"], f"{match_id}-early",
-                                  to_ms(first_move["at"])))
+    records.insert(2, move_record(match_id, "bob", first_move["action"], f"{match_id}-early", to_ms(first_move["at"])))
     if game == DUPLICATE_GAME:
         records.append(records[0])
     return records
@@ -87,7 +95,9 @@ def contract_examples(partitions: int, moves_topic: str) -> dict[str, list[Examp
         outcomes = [orjson.loads(s.value) for s in sends if s.kind == "outcomes" and s.key == match_id.encode()]
         examples[message_key(game, "Move")] = list(_move_examples(moves))
         examples[message_key(game, "Result")] = list(_result_examples(results))
-        examples[message_key(game, "Outcome")] = [_example("end", "the outcome record of the example match", outcomes[0])]
+        examples[message_key(game, "Outcome")] = [
+            _example("end", "the outcome record of the example match", outcomes[0])
+        ]
     letters = [orjson.loads(s.value) for s in sends if s.kind == "deadletter"]
     examples["deadLetter"] = [_example("unreadable", "a record cut short: not JSON", letters[0])]
     return examples

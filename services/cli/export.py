@@ -5,14 +5,16 @@ from the topic, in offset order. What goes into a log: `services/cli/_match_logs
 One match is read from its home partition only (`murmur2(match_id) % partitions`); a time
 range reads every partition once, keeping in memory the matches of one partition at a time.
 """
+
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Callable, Optional
+from typing import IO
 
 import orjson
 import typer
@@ -30,7 +32,7 @@ from ._topic_reader import TopicReader
 def results_path(moves_path: Path) -> Path:
     """`m1.moves.jsonl` -> `m1.results.jsonl`; any other name gets `.results.jsonl` appended to its stem."""
     name = moves_path.name
-    stem = name[:-len(".moves.jsonl")] if name.endswith(".moves.jsonl") else moves_path.stem
+    stem = name[: -len(".moves.jsonl")] if name.endswith(".moves.jsonl") else moves_path.stem
     return moves_path.with_name(f"{stem}.results.jsonl")
 
 
@@ -41,7 +43,7 @@ class Layout:
     """The files of an export: per match a moves file (and a results file beside it), or one
     combined pair for all; a time range also has an index. `start` empties them."""
 
-    def __init__(self, directory: Path, combined: bool = False, single: Optional[Path] = None):
+    def __init__(self, directory: Path, combined: bool = False, single: Path | None = None):
         self.directory, self.combined, self.single = directory, combined, single
 
     def moves(self, log: MatchLog) -> Path:
@@ -53,7 +55,7 @@ class Layout:
         return results_path(self.moves(log))
 
     @property
-    def index(self) -> Optional[Path]:
+    def index(self) -> Path | None:
         return None if self.single is not None else self.directory / "index.jsonl"
 
     def start(self, with_results: bool) -> None:
@@ -78,17 +80,19 @@ def parse_moment(text: str, option: str) -> int:
     try:
         moment = datetime.fromisoformat(text.strip().replace("z", "Z"))
     except ValueError:
-        raise typer.BadParameter(f"{text!r} is neither an RFC 3339 time (2026-11-29T22:00:00Z) nor a date "
-                                 "(2026-11-29)", param_hint=option) from None
+        raise typer.BadParameter(
+            f"{text!r} is neither an RFC 3339 time (2026-11-29T22:00:00Z) nor a date (2026-11-29)", param_hint=option
+        ) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return round(moment.timestamp() * 1000)
 
 
-def created_between(since_ms: Optional[int], until_ms: Optional[int]) -> Callable[[dict], bool]:
+def created_between(since_ms: int | None, until_ms: int | None) -> Callable[[dict], bool]:
     def wanted(view: dict) -> bool:
         created = to_ms(view["created_at"])
         return (since_ms is None or since_ms <= created) and (until_ms is None or created < until_ms)
+
     return wanted
 
 
@@ -114,15 +118,18 @@ class Progress:
         now = time.monotonic()
         if force or now - self.last >= self.every_s:
             self.last = now
-            self.stream.write(f"  partition {collector.partition} ({collector.partition + 1} of {of}): "
-                              f"{collector.read:,} records read, "
-                              f"{len(collector.logs)} matches ({now - self.started:.1f}s)\n")
+            self.stream.write(
+                f"  partition {collector.partition} ({collector.partition + 1} of {of}): "
+                f"{collector.read:,} records read, "
+                f"{len(collector.logs)} matches ({now - self.started:.1f}s)\n"
+            )
             self.stream.flush()
 
 
 # --- the export ---------------------------------------------------------------------------------------------
-def collect(reader: TopicReader, topics: Topics, collector: PartitionCollector, progress: Optional[Progress],
-            partitions: int) -> list[MatchLog]:
+def collect(
+    reader: TopicReader, topics: Topics, collector: PartitionCollector, progress: Progress | None, partitions: int
+) -> list[MatchLog]:
     for record in reader.records(topics.moves, collector.partition):
         collector.feed(record)
         if progress is not None and collector.read % 5000 == 0:
@@ -132,8 +139,15 @@ def collect(reader: TopicReader, topics: Topics, collector: PartitionCollector, 
     return list(collector.logs.values())
 
 
-def export_logs(reader: TopicReader, topics: Topics, logs: list[MatchLog], layout: Layout, with_results: bool,
-                check: bool, totals: Totals) -> None:
+def export_logs(
+    reader: TopicReader,
+    topics: Topics,
+    logs: list[MatchLog],
+    layout: Layout,
+    with_results: bool,
+    check: bool,
+    totals: Totals,
+) -> None:
     """Write the logs (and their results) of one partition; append them to the index."""
     paired = pair_results(logs, reader.records(topics.results, logs[0].partition)) if with_results and logs else {}
     for log in logs:
@@ -148,7 +162,8 @@ def export_logs(reader: TopicReader, topics: Topics, logs: list[MatchLog], layou
                 totals.problems.append(
                     f"{log.match_id}: not exported: {len(missing)} of its {len(log.moves)} move records have no result "
                     f"on {topics.results} (offsets {missing[:5]}{' ...' if len(missing) > 5 else ''}): the rules "
-                    "worker may be behind, or the results' retention removed them")
+                    "worker may be behind, or the results' retention removed them"
+                )
                 continue
         write_lines(layout.moves(log), [record.value for record in log.moves], append=layout.combined)
         if with_results:
@@ -177,7 +192,7 @@ def _check(moves_file: Path, answers: list[bytes], totals: Totals) -> None:
     totals.problems += [f"{moves_file}: {difference}" for difference in comparison.differences[:5]]
 
 
-def export_match(settings: Settings, match_id: str, out: Optional[Path], with_results: bool, check: bool) -> Totals:
+def export_match(settings: Settings, match_id: str, out: Path | None, with_results: bool, check: bool) -> Totals:
     topics = settings.topics
     moves_file = out or Path(f"{match_id}.moves.jsonl")
     layout = Layout(moves_file.parent, single=moves_file)
@@ -189,14 +204,25 @@ def export_match(settings: Settings, match_id: str, out: Optional[Path], with_re
         collector = PartitionCollector(home, partitions, wanted=lambda view: True, only=match_id)
         logs = collect(reader, topics, collector, None, partitions)
         if not logs or not logs[0].moves:
-            raise CliError(f"no move records of {match_id!r} on {topics.moves} partition {home} (its home partition "
-                           f"of {partitions})", "check the match id, PLYLOG_TOPIC_PREFIX and KAFKA_BOOTSTRAP_SERVERS")
+            raise CliError(
+                f"no move records of {match_id!r} on {topics.moves} partition {home} (its home partition "
+                f"of {partitions})",
+                "check the match id, PLYLOG_TOPIC_PREFIX and KAFKA_BOOTSTRAP_SERVERS",
+            )
         export_logs(reader, topics, logs, layout, with_results, check, totals)
     return totals
 
 
-def export_range(settings: Settings, since_ms: Optional[int], until_ms: Optional[int], directory: Path,
-                 combined: bool, with_results: bool, check: bool, progress: Progress) -> Totals:
+def export_range(
+    settings: Settings,
+    since_ms: int | None,
+    until_ms: int | None,
+    directory: Path,
+    combined: bool,
+    with_results: bool,
+    check: bool,
+    progress: Progress,
+) -> Totals:
     topics = settings.topics
     layout = Layout(directory, combined)
     layout.start(with_results)
@@ -221,26 +247,49 @@ def _check_combined(layout: Layout, totals: Totals) -> None:
 def _partition_count(reader: TopicReader, topics: Topics, with_results: bool) -> int:
     partitions = reader.partitions(topics.moves)
     if with_results and reader.partitions(topics.results) != partitions:
-        raise CliError(f"{topics.results} has {reader.partitions(topics.results)} partitions but {topics.moves} has "
-                       f"{partitions}; the contract wants the same count", "recreate the results topic")
+        raise CliError(
+            f"{topics.results} has {reader.partitions(topics.results)} partitions but {topics.moves} has "
+            f"{partitions}; the contract wants the same count",
+            "recreate the results topic",
+        )
     return partitions
 
 
 # --- the command ----------------------------------------------------------------------------------------------
 def export(
-    match: Optional[str] = typer.Option(None, "--match", "-m", help="Export this match (read from its home partition)."),
-    since: Optional[str] = typer.Option(None, "--since", help="Export every match created at or after this time "
-                                        "(RFC 3339, e.g. 2026-11-29T22:00:00Z, or a date: midnight UTC)."),
-    until: Optional[str] = typer.Option(None, "--until", help="... and created before this time (same forms)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="--match: the moves file (default MATCH.moves.jsonl); "
-                                       "a time range: the directory (required)."),
-    results: bool = typer.Option(False, "--results", help="Also write each log's result records from the results "
-                                 "topic, one per move record, in the same order, to NAME.results.jsonl beside it."),
-    combined: bool = typer.Option(False, "--combined", help="A time range into one matches.moves.jsonl (and "
-                                  "matches.results.jsonl), "
-                                  "partition by partition, instead of one file per match."),
-    check: bool = typer.Option(False, "--check", help="Refold each written log as `plylog replay --file` does and "
-                               "compare with the exported results (needs --results)."),
+    match: str | None = typer.Option(None, "--match", "-m", help="Export this match (read from its home partition)."),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        help="Export every match created at or after this time "
+        "(RFC 3339, e.g. 2026-11-29T22:00:00Z, or a date: midnight UTC).",
+    ),
+    until: str | None = typer.Option(None, "--until", help="... and created before this time (same forms)."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="--match: the moves file (default MATCH.moves.jsonl); a time range: the directory (required).",
+    ),
+    results: bool = typer.Option(
+        False,
+        "--results",
+        help="Also write each log's result records from the results "
+        "topic, one per move record, in the same order, to NAME.results.jsonl beside it.",
+    ),
+    combined: bool = typer.Option(
+        False,
+        "--combined",
+        help="A time range into one matches.moves.jsonl (and "
+        "matches.results.jsonl), "
+        "partition by partition, instead of one file per match.",
+    ),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Refold each written log as `plylog replay --file` does and "
+        "compare with the exported results (needs --results).",
+    ),
 ) -> None:
     """Export match logs from Kafka as JSON Lines files that `plylog replay --file` folds.
 
@@ -268,8 +317,11 @@ def export(
             raise typer.BadParameter("a time range needs --out DIRECTORY", param_hint="--out")
         since_ms = None if since is None else parse_moment(since, "--since")
         until_ms = None if until is None else parse_moment(until, "--until")
-        typer.echo(f"exporting matches created in [{since or '-inf'}, {until or '+inf'}) from "
-                   f"{settings.topics.moves} to {out}/ ...", err=True)
+        typer.echo(
+            f"exporting matches created in [{since or '-inf'}, {until or '+inf'}) from "
+            f"{settings.topics.moves} to {out}/ ...",
+            err=True,
+        )
         totals = export_range(settings, since_ms, until_ms, out, combined, results, check, Progress(sys.stderr))
         where = f"{out}/"
     _report(totals, where, check, time.monotonic() - started, settings.topics)
@@ -277,15 +329,21 @@ def export(
 
 def _report(totals: Totals, where: str, check: bool, elapsed: float, topics: Topics) -> None:
     echo = lambda text: typer.echo(text, err=True)  # noqa: E731
-    echo(f"exported {totals.matches} matches: {totals.moves} move records, {totals.results} results, to {where} "
-         f"in {elapsed:.1f}s; {totals.left_out} records keyed by these matches left out (see --help)")
+    echo(
+        f"exported {totals.matches} matches: {totals.moves} move records, {totals.results} results, to {where} "
+        f"in {elapsed:.1f}s; {totals.left_out} records keyed by these matches left out (see --help)"
+    )
     if check:
-        echo(f"check: {totals.replayed} replayed results compared with {topics.results}, byte for byte apart from source")
+        echo(
+            f"check: {totals.replayed} replayed results compared with {topics.results}, byte for byte apart from source"
+        )
     for problem in totals.problems[:20]:
         echo(f"problem: {problem}")
     if totals.problems:
-        raise CliError(f"{len(totals.problems)} problems (listed above)",
-                       "see each problem; files of the other matches were written")
+        raise CliError(
+            f"{len(totals.problems)} problems (listed above)",
+            "see each problem; files of the other matches were written",
+        )
 
 
 def register(app: typer.Typer) -> None:

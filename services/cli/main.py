@@ -18,25 +18,25 @@ import typer
 from services.cli._errors import CliError
 
 COMMAND_MODULES = [
-    "services.cli.stack",        # up, down, status, setup
-    "services.cli.replay",       # replay
-    "services.cli.export",       # export
+    "services.cli.stack",  # up, down, status, setup
+    "services.cli.replay",  # replay
+    "services.cli.export",  # export
     "services.cli.schemas_cmd",  # schemas export
-    "services.cli.workers",      # worker rules|projector
-    "services.cli.audit",        # audit
+    "services.cli.workers",  # worker rules|projector
+    "services.cli.audit",  # audit
     "services.cli.projector_cmd",  # rebuild
-    "services.cli.play",         # login, whoami, new, join, tokens, act, show, watch, play, leaderboard (HTTP)
-    "services.cli.bench_cmd",    # bench
-    "services.cli.bots_cmd",     # bot-eval (offline, through the fold)
-    "services.cli.bots_admin",   # bots list|enable|disable
+    "services.cli.play",  # login, whoami, new, join, tokens, act, show, watch, play, leaderboard (HTTP)
+    "services.cli.bench_cmd",  # bench
+    "services.cli.bots_cmd",  # bot-eval (offline, through the fold)
+    "services.cli.bots_admin",  # bots list|enable|disable
 ]
 
 app = typer.Typer(
     name="plylog",
     help="plylog: an event-sourced match service for turn-based games on Kafka and Redis.\n\n"
-         "Start here: `plylog up` runs the local stack (Kafka, Redis, plylog's services), "
-         "`plylog status` shows it, `plylog down` stops it. State and logs are kept in "
-         ".plylog/ (PLYLOG_HOME).",
+    "Start here: `plylog up` runs the local stack (Kafka, Redis, plylog's services), "
+    "`plylog status` shows it, `plylog down` stops it. State and logs are kept in "
+    ".plylog/ (PLYLOG_HOME).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -76,12 +76,11 @@ def main() -> None:
     except KeyboardInterrupt:
         print("plylog: interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - never a bare traceback for users
+    except Exception as exc:
         if os.environ.get("PLYLOG_DEBUG"):
             raise
         print(f"plylog: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("  what to do: rerun with PLYLOG_DEBUG=1 to see the traceback, and report it",
-              file=sys.stderr)
+        print("  what to do: rerun with PLYLOG_DEBUG=1 to see the traceback, and report it", file=sys.stderr)
         sys.exit(1)
 
 

@@ -1,22 +1,22 @@
 """`plylog new | join | act | show | watch | play | leaderboard`: matches over the gateway's HTTP API."""
+
 from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 import typer
 
 from games.match import render
-
 from games.public import PublicPosition
 
 from ._api import Api
 from ._errors import CliError
-from ._options import parse_options
 from ._identity import credential, save_identity
 from ._moves import help_for, parse
+from ._options import parse_options
 
 
 def _api() -> Api:
@@ -27,8 +27,7 @@ def _print_json(data: Any) -> None:
     typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
-
-def _parse_clock(text: Optional[str]) -> Optional[dict[str, float]]:
+def _parse_clock(text: str | None) -> dict[str, float] | None:
     if text is None:
         return None
     initial, _, increment = text.partition("+")
@@ -38,8 +37,10 @@ def _parse_clock(text: Optional[str]) -> Optional[dict[str, float]]:
         raise CliError(f"--clock {text!r} is not SECONDS[+INCREMENT]", "e.g. --clock 300+5") from None
 
 
-def login(name: str = typer.Argument(..., help="Your name: letters, digits, '_', '.', '-' (up to 40)."),
-          as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON.")) -> None:
+def login(
+    name: str = typer.Argument(..., help="Your name: letters, digits, '_', '.', '-' (up to 40)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+) -> None:
     """Make a guest identity on the gateway (NAME plus a random suffix, e.g. ann~k3f9xq) and keep its
     token in $PLYLOG_HOME/identity.json: `new`, `join` and `tokens` then act as it."""
     answer = _api().call("POST", "/v1/players", json={"name": name})
@@ -59,24 +60,35 @@ def whoami() -> None:
 
 def new(
     game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
-    option: list[str] = typer.Option([], "--option", "-o", help="A game option KEY=VALUE (JSON value or word); repeat."),
-    seat: list[str] = typer.Option([], "--seat", "-s",
-                                   help="Player of seat 0, then seat 1; `-` leaves a seat open, `me` is you. Another "
-                                        "player's seat is reserved for them (they join it), unless you are the "
-                                        "operator. Default: you vs an open seat."),
-    vs: Optional[str] = typer.Option(None, "--vs", help="Your opponent (you take seat 0): a player id, or a bot, "
-                                                          "e.g. bot:mcts-2 (`plylog bots list`)."),
-    clock: Optional[str] = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
+    option: list[str] = typer.Option(
+        [], "--option", "-o", help="A game option KEY=VALUE (JSON value or word); repeat."
+    ),
+    seat: list[str] = typer.Option(
+        [],
+        "--seat",
+        "-s",
+        help="Player of seat 0, then seat 1; `-` leaves a seat open, `me` is you. Another "
+        "player's seat is reserved for them (they join it), unless you are the "
+        "operator. Default: you vs an open seat.",
+    ),
+    vs: str | None = typer.Option(
+        None,
+        "--vs",
+        help="Your opponent (you take seat 0): a player id, or a bot, e.g. bot:mcts-2 (`plylog bots list`).",
+    ),
+    clock: str | None = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
     """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
     import getpass
 
     cred = credential()
-    me = cred.player or (getpass.getuser() if cred.operator else _api().call("GET", "/v1/whoami", token=cred.token)["player"])
+    me = cred.player or (
+        getpass.getuser() if cred.operator else _api().call("GET", "/v1/whoami", token=cred.token)["player"]
+    )
     if vs is not None and seat:
         raise CliError("give --vs or --seat, not both", "--vs X is --seat me --seat X")
-    seats: list[Optional[str]] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, vs]
+    seats: list[str | None] = [None if s == "-" else me if s == "me" else s for s in seat] or [me, vs]
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
     body = {"game": game, "seats": seats, "options": parse_options(option)}
@@ -87,20 +99,27 @@ def new(
         _print_json(answer)
         return
     if answer.get("status") == "pending":
-        raise CliError("the create was written but not answered in time",
-                       f"`plylog tokens {answer['match_id']}` gives your tokens once it is created")
+        raise CliError(
+            "the create was written but not answered in time",
+            f"`plylog tokens {answer['match_id']}` gives your tokens once it is created",
+        )
     match_id = answer["match_id"]
     typer.echo(f"match {match_id} ({game}) created")
     invited = answer.get("invited") or [None, None]
-    for number, (player, token) in enumerate(zip(answer["seats"], answer.get("tokens", []))):
-        who = player or (f"reserved for {invited[number]} (they run `plylog join {match_id}`)" if invited[number]
-                         else f"open (`plylog join {match_id}`)")
+    for number, (player, token) in enumerate(zip(answer["seats"], answer.get("tokens", []), strict=False)):
+        who = player or (
+            f"reserved for {invited[number]} (they run `plylog join {match_id}`)"
+            if invited[number]
+            else f"open (`plylog join {match_id}`)"
+        )
         typer.echo(f"  seat {number}: {who}" + (f"\n    token {token}" if token else ""))
     typer.echo(f"play: plylog play {match_id} --token TOKEN   watch: plylog watch {match_id}")
 
 
-def join(match: str = typer.Argument(..., help="The match id."),
-         player: Optional[str] = typer.Argument(None, help="Operator only: the player who joins.")) -> None:
+def join(
+    match: str = typer.Argument(..., help="The match id."),
+    player: str | None = typer.Argument(None, help="Operator only: the player who joins."),
+) -> None:
     """Take the open seat of a match (the one reserved for you, if any); prints your seat token."""
     cred = credential()
     body = {"player": player} if player else None
@@ -113,32 +132,37 @@ def join(match: str = typer.Argument(..., help="The match id."),
 def tokens(match: str = typer.Argument(..., help="The match id.")) -> None:
     """The seat tokens of your seats in a match (the operator: every seat's)."""
     answer = _api().call("GET", f"/v1/matches/{match}/tokens", token=credential().token)
-    for number, (player, token) in enumerate(zip(answer["seats"], answer["tokens"])):
+    for number, (player, token) in enumerate(zip(answer["seats"], answer["tokens"], strict=False)):
         if token:
             typer.echo(f"seat {number} ({player}): {token}")
 
 
-def act(match: str = typer.Argument(..., help="The match id."),
-        action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
-        token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
-        expected_seq: Optional[int] = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
-        no_wait: bool = typer.Option(False, "--no-wait", help="Do not wait for the result.")) -> None:
+def act(
+    match: str = typer.Argument(..., help="The match id."),
+    action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
+    token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
+    expected_seq: int | None = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
+    no_wait: bool = typer.Option(False, "--no-wait", help="Do not wait for the result."),
+) -> None:
     """Submit one action for your seat and print its result."""
     try:
         parsed = orjson.loads(action)
     except orjson.JSONDecodeError as error:
         raise CliError(f"ACTION is not JSON: {error}", 'quote it: \'{"type": "resign"}\'') from None
     body = {"action": parsed, **({"expected_seq": expected_seq} if expected_seq is not None else {})}
-    answer = _api().call("POST", f"/v1/matches/{match}/actions", token=token, json=body,
-                         params={"wait": str(not no_wait).lower()})
+    answer = _api().call(
+        "POST", f"/v1/matches/{match}/actions", token=token, json=body, params={"wait": str(not no_wait).lower()}
+    )
     _print_json(answer)
     if answer.get("status") == "rejected":
         raise typer.Exit(1)
 
 
-def show(match: str = typer.Argument(..., help="The match id."),
-         at: Optional[int] = typer.Option(None, "--at", help="Show the position at this seq (time travel)."),
-         as_json: bool = typer.Option(False, "--json", help="Print the public view as JSON instead.")) -> None:
+def show(
+    match: str = typer.Argument(..., help="The match id."),
+    at: int | None = typer.Option(None, "--at", help="Show the position at this seq (time travel)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the public view as JSON instead."),
+) -> None:
     """Draw a match as it is now, or as it was at --at SEQ."""
     api = _api()
     if as_json:
@@ -150,8 +174,10 @@ def show(match: str = typer.Argument(..., help="The match id."),
     typer.echo(render(PublicPosition.from_log(entries, at).state))
 
 
-def watch(match: str = typer.Argument(..., help="The match id."),
-          since: int = typer.Option(0, "--since", help="Start after this seq (0: from the beginning).")) -> None:
+def watch(
+    match: str = typer.Argument(..., help="The match id."),
+    since: int = typer.Option(0, "--since", help="Start after this seq (0: from the beginning)."),
+) -> None:
     """Follow a match live, drawing each new position, until it ends (Ctrl-C to stop)."""
     position = PublicPosition()
     for event, data in _api().stream(match, since):
@@ -163,16 +189,21 @@ def watch(match: str = typer.Argument(..., help="The match id."),
                 return
 
 
-def play(match: str = typer.Argument(..., help="The match id."),
-         token: list[str] = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN",
-                                         help="Your seat token (twice for hot-seat play).")) -> None:
+def play(
+    match: str = typer.Argument(..., help="The match id."),
+    token: list[str] = typer.Option(
+        ..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token (twice for hot-seat play)."
+    ),
+) -> None:
     """Play in the terminal: draws the board, asks for your move when it is your turn (short syntax
     per game, shown at the prompt), and follows your opponent live."""
     api = _api()
     seats = {int(t.split(".")[1]): t for t in token if t.count(".") == 2 and t.split(".")[1] in ("0", "1")}
     if not seats:
-        raise CliError("no usable --token (a token looks like MATCH.SEAT.SIGNATURE)", "use the token `plylog new` printed")
-    results: "queue.Queue[tuple[str, dict]]" = queue.Queue()
+        raise CliError(
+            "no usable --token (a token looks like MATCH.SEAT.SIGNATURE)", "use the token `plylog new` printed"
+        )
+    results: queue.Queue[tuple[str, dict]] = queue.Queue()
     threading.Thread(target=lambda: [results.put(item) for item in api.stream(match)], daemon=True).start()
     session = _PlaySession(api, match, seats)
     session.run(results)
@@ -185,7 +216,7 @@ class _PlaySession:
         self.view: dict[str, Any] = {}
         self.helped_at = -1
 
-    def run(self, results: "queue.Queue[tuple[str, dict]]") -> None:
+    def run(self, results: queue.Queue[tuple[str, dict]]) -> None:
         shown = -1
         while True:
             self._drain(results, block=self.position.state is None or not self._my_turn())
@@ -200,14 +231,16 @@ class _PlaySession:
             if self._my_turn():
                 self._ask()
             else:
-                typer.echo(f"  waiting for the opponent ({', '.join(state.seats[s] or '?' for s in state.to_move())}) ...")
+                typer.echo(
+                    f"  waiting for the opponent ({', '.join(state.seats[s] or '?' for s in state.to_move())}) ..."
+                )
                 self._drain(results, block=True)
 
     def _my_turn(self) -> bool:
         state = self.position.state
         return state is not None and any(seat in self.seats for seat in state.to_move())
 
-    def _drain(self, results: "queue.Queue[tuple[str, dict]]", block: bool) -> None:
+    def _drain(self, results: queue.Queue[tuple[str, dict]], block: bool) -> None:
         try:
             item = results.get(timeout=None if block else 0.05)
             while True:
@@ -235,8 +268,13 @@ class _PlaySession:
             typer.echo(f"  ! {error}")
             return
         try:
-            answer = self.api.call("POST", f"/v1/matches/{self.match}/actions", token=self.seats[seat],
-                                   json={"action": action}, params={"wait": "true"})
+            answer = self.api.call(
+                "POST",
+                f"/v1/matches/{self.match}/actions",
+                token=self.seats[seat],
+                json={"action": action},
+                params={"wait": "true"},
+            )
         except CliError as error:
             typer.echo(f"  ! {error.cause}" + (f" ({error.hint})" if error.hint else ""))
             return
@@ -247,9 +285,11 @@ class _PlaySession:
             self.view = answer.get("view") or self.view
 
 
-def leaderboard(game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
-                by: str = typer.Option("rating", "--by", help="rating, wins or played"),
-                limit: int = typer.Option(20, "--limit", "-n", help="How many players.")) -> None:
+def leaderboard(
+    game: str = typer.Argument(..., help="mastermind, strands, mana or mind_ninja"),
+    by: str = typer.Option("rating", "--by", help="rating, wins or played"),
+    limit: int = typer.Option(20, "--limit", "-n", help="How many players."),
+) -> None:
     """The top players of a game."""
     answer = _api().call("GET", f"/v1/leaderboards/{game}", params={"by": by, "limit": limit})
     if not answer["entries"]:
@@ -258,8 +298,11 @@ def leaderboard(game: str = typer.Argument(..., help="mastermind, strands, mana 
     typer.echo(f"{game}, by {by}:")
     for entry in answer["entries"]:
         value = entry[by]
-        typer.echo(f"  {entry['rank']:>3}. {entry['player']:<24} {value:.1f}" if isinstance(value, float)
-                   else f"  {entry['rank']:>3}. {entry['player']:<24} {value}")
+        typer.echo(
+            f"  {entry['rank']:>3}. {entry['player']:<24} {value:.1f}"
+            if isinstance(value, float)
+            else f"  {entry['rank']:>3}. {entry['player']:<24} {value}"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,19 +1,22 @@
 """`plylog schemas export`: the wire contract as JSON Schema files and an AsyncAPI 3.0 document."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
 
-schemas_app = typer.Typer(help="The wire contract (CONTRACT.md) as JSON Schema and AsyncAPI, for integrators.",
-                          no_args_is_help=True)
+schemas_app = typer.Typer(
+    help="The wire contract (CONTRACT.md) as JSON Schema and AsyncAPI, for integrators.", no_args_is_help=True
+)
 
 
 @schemas_app.command("export")
 def export(
     directory: Path = typer.Argument(Path("schemas/json"), help="Where to write the JSON Schema files."),
-    asyncapi: Path = typer.Option(Path("schemas/asyncapi.yaml"), "--asyncapi",
-                                  help="Where to write the AsyncAPI 3.0 document."),
+    asyncapi: Path = typer.Option(
+        Path("schemas/asyncapi.yaml"), "--asyncapi", help="Where to write the AsyncAPI 3.0 document."
+    ),
 ) -> None:
     """Write JSON Schema (draft 2020-12) for every record, and per game its options, actions, events
     and view; and the AsyncAPI 3.0 document of the topics, with examples from real folds.

@@ -26,8 +26,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -36,8 +36,7 @@ from rich.table import Table
 from services.common.settings import Settings, SettingsError
 
 from . import _cluster_layout, _cluster_up, _kafka, _redis, _redis_cluster
-from ._proc import (ProcRecord, StackError, describe_port_user, file_size, port_free,
-                    record_for, stop)
+from ._proc import ProcRecord, StackError, describe_port_user, file_size, port_free, record_for, stop
 from ._services import SERVICES, ServiceSpec
 
 INFRA = ("redis", "kafka")  # the single-node stack's; a cluster's are kafka-N and redis-N
@@ -49,6 +48,7 @@ def is_infra(name: str) -> bool:
     """Kafka or Redis (of the single-node stack or a cluster's node), not a plylog service."""
     return name in INFRA or _cluster_up.is_cluster_record(name)
 
+
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
@@ -57,31 +57,55 @@ def _say(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- options
-HomeOpt = typer.Option(None, "--home", envvar="PLYLOG_HOME", show_envvar=True,
-                       help="State directory (pid files, logs, Kafka data). "
-                            "Default: .plylog/ in the repository root.")
-KafkaPortOpt = typer.Option(None, "--kafka-port", envvar="PLYLOG_KAFKA_PORT", show_envvar=True,
-                            help="Broker client port. Default 9092.")
-ControllerPortOpt = typer.Option(None, "--controller-port", envvar="PLYLOG_KAFKA_CONTROLLER_PORT",
-                                 show_envvar=True, help="KRaft controller port. Default 9093.")
-RedisPortOpt = typer.Option(None, "--redis-port", envvar="PLYLOG_REDIS_PORT", show_envvar=True,
-                            help="Redis port. Default 6379.")
-GatewayPortOpt = typer.Option(None, "--gateway-port", envvar="PLYLOG_GATEWAY_PORT",
-                              show_envvar=True, help="HTTP gateway port. Default 8000.")
+HomeOpt = typer.Option(
+    None,
+    "--home",
+    envvar="PLYLOG_HOME",
+    show_envvar=True,
+    help="State directory (pid files, logs, Kafka data). Default: .plylog/ in the repository root.",
+)
+KafkaPortOpt = typer.Option(
+    None, "--kafka-port", envvar="PLYLOG_KAFKA_PORT", show_envvar=True, help="Broker client port. Default 9092."
+)
+ControllerPortOpt = typer.Option(
+    None,
+    "--controller-port",
+    envvar="PLYLOG_KAFKA_CONTROLLER_PORT",
+    show_envvar=True,
+    help="KRaft controller port. Default 9093.",
+)
+RedisPortOpt = typer.Option(
+    None, "--redis-port", envvar="PLYLOG_REDIS_PORT", show_envvar=True, help="Redis port. Default 6379."
+)
+GatewayPortOpt = typer.Option(
+    None, "--gateway-port", envvar="PLYLOG_GATEWAY_PORT", show_envvar=True, help="HTTP gateway port. Default 8000."
+)
 
 
-def _settings(home: Optional[Path] = None, kafka_port: Optional[int] = None,
-              controller_port: Optional[int] = None, redis_port: Optional[int] = None,
-              gateway_port: Optional[int] = None, **more) -> Settings:
+def _settings(
+    home: Path | None = None,
+    kafka_port: int | None = None,
+    controller_port: int | None = None,
+    redis_port: int | None = None,
+    gateway_port: int | None = None,
+    **more,
+) -> Settings:
     try:
-        s = Settings.from_env(home=home, kafka_port=kafka_port, controller_port=controller_port,
-                              redis_port=redis_port, gateway_port=gateway_port, **more)
+        s = Settings.from_env(
+            home=home,
+            kafka_port=kafka_port,
+            controller_port=controller_port,
+            redis_port=redis_port,
+            gateway_port=gateway_port,
+            **more,
+        )
     except SettingsError as exc:
         raise StackError(str(exc), "fix the environment variable or option") from None
     # The local stack always serves on loopback at the configured ports, whatever
     # KAFKA_BOOTSTRAP_SERVERS / REDIS_URL say (those point clients elsewhere).
-    return dataclasses.replace(s, kafka_bootstrap=f"127.0.0.1:{s.kafka_port}",
-                               redis_url=f"redis://127.0.0.1:{s.redis_port}/0")
+    return dataclasses.replace(
+        s, kafka_bootstrap=f"127.0.0.1:{s.kafka_port}", redis_url=f"redis://127.0.0.1:{s.redis_port}/0"
+    )
 
 
 # --------------------------------------------------------------------------- state
@@ -151,10 +175,16 @@ def _write_stack(s: Settings, records: dict[str, ProcRecord], *, from_up: bool =
     prev = read_stack(s.home) or {}
     cfg = prev.get("settings")
     if from_up or not cfg:
-        cfg = {"kafka_port": s.kafka_port, "controller_port": s.controller_port,
-               "redis_port": s.redis_port, "gateway_port": s.gateway_port,
-               "topic_prefix": s.topic_prefix, "partitions": s.partitions,
-               "retention_ms": s.retention_ms, "replication_factor": s.replication_factor}
+        cfg = {
+            "kafka_port": s.kafka_port,
+            "controller_port": s.controller_port,
+            "redis_port": s.redis_port,
+            "gateway_port": s.gateway_port,
+            "topic_prefix": s.topic_prefix,
+            "partitions": s.partitions,
+            "retention_ms": s.retention_ms,
+            "replication_factor": s.replication_factor,
+        }
     brokers = sorted((r.address for n, r in live.items() if n.startswith("kafka-")), key=_port_of)
     redis_nodes = sorted((r.address for n, r in live.items() if n.startswith("redis-")), key=_port_of)
     doc = {
@@ -164,8 +194,9 @@ def _write_stack(s: Settings, records: dict[str, ProcRecord], *, from_up: bool =
         "settings": cfg,
         "cluster": bool(brokers or redis_nodes),
         "kafka_bootstrap": live["kafka"].address if "kafka" in live else (",".join(brokers) or None),
-        "redis_url": f"redis://{live['redis'].address}/0" if "redis" in live else (
-            "redis+cluster://" + ",".join(redis_nodes) if redis_nodes else None),
+        "redis_url": f"redis://{live['redis'].address}/0"
+        if "redis" in live
+        else ("redis+cluster://" + ",".join(redis_nodes) if redis_nodes else None),
         "kafka_version": _safe(_kafka.kafka_version),
         "topics": {"prefix": cfg["topic_prefix"], "partitions": cfg["partitions"]},
         "components": {n: r.to_json() for n, r in live.items()},
@@ -181,8 +212,16 @@ def _safe(fn):
 
 # --------------------------------------------------------------------------- up
 class _Up:
-    def __init__(self, s: Settings, *, infra_only: bool, rules_workers: int, timeout: float,
-                 write_started: Optional[Path], cluster: bool = False) -> None:
+    def __init__(
+        self,
+        s: Settings,
+        *,
+        infra_only: bool,
+        rules_workers: int,
+        timeout: float,
+        write_started: Path | None,
+        cluster: bool = False,
+    ) -> None:
         self.s = s
         self.infra_only = infra_only
         self.cluster = cluster
@@ -227,8 +266,7 @@ class _Up:
             _say(f"started: {', '.join(r.name for r in self.started)}")
         else:
             _say("nothing new started: everything requested was already running")
-        _say(f"state and logs: {_rel(s.home)}/ (logs in {_rel(s.logs_dir)}/); "
-             "stop with `plylog down`")
+        _say(f"state and logs: {_rel(s.home)}/ (logs in {_rel(s.logs_dir)}/); stop with `plylog down`")
 
     def preflight(self) -> None:
         """Check for (and fetch) what is needed before starting anything, so a missing
@@ -246,12 +284,14 @@ class _Up:
         kafka, redis = self.records["kafka"].address, self.records["redis"].address
         kport, rport = _port_of(kafka), _port_of(redis)
         if (kport, rport) != (self.s.kafka_port, self.s.redis_port):
-            _say(f"[yellow]note: the running stack uses Kafka {kafka} and Redis {redis}, not "
-                 f"the configured ports {self.s.kafka_port}/{self.s.redis_port}; its "
-                 "services will use the running ones (`plylog down` first to move)[/yellow]")
-            self.s = dataclasses.replace(self.s, kafka_port=kport, redis_port=rport,
-                                         kafka_bootstrap=kafka,
-                                         redis_url=f"redis://{redis}/0")
+            _say(
+                f"[yellow]note: the running stack uses Kafka {kafka} and Redis {redis}, not "
+                f"the configured ports {self.s.kafka_port}/{self.s.redis_port}; its "
+                "services will use the running ones (`plylog down` first to move)[/yellow]"
+            )
+            self.s = dataclasses.replace(
+                self.s, kafka_port=kport, redis_port=rport, kafka_bootstrap=kafka, redis_url=f"redis://{redis}/0"
+            )
 
     def note_started(self) -> None:
         if self.write_started is not None:
@@ -292,10 +332,10 @@ class _Up:
 
     def need_port(self, port: int, what: str, env: str) -> None:
         if not port_free(port):
-            raise StackError(f"{describe_port_user(port)}; {what} cannot start there "
-                             "(not a process plylog started)",
-                             f"stop that process, or choose another port: {env}=<port>"
-                             " (or the matching --option)")
+            raise StackError(
+                f"{describe_port_user(port)}; {what} cannot start there (not a process plylog started)",
+                f"stop that process, or choose another port: {env}=<port> (or the matching --option)",
+            )
 
     # -- redis
     def redis(self) -> None:
@@ -303,9 +343,11 @@ class _Up:
         rec = self.existing("redis")
         if rec is not None:
             if not _redis.ping(_port_of(rec.address)):
-                raise StackError(f"our redis-server (pid {rec.pid}) does not answer PING",
-                                 "run `plylog down` and `plylog up` again",
-                                 log=Path(rec.log))
+                raise StackError(
+                    f"our redis-server (pid {rec.pid}) does not answer PING",
+                    "run `plylog down` and `plylog up` again",
+                    log=Path(rec.log),
+                )
             self.line("redis", f"already running (pid {rec.pid}, {rec.address})")
             return
         self.need_port(s.redis_port, "Redis", "PLYLOG_REDIS_PORT")
@@ -313,8 +355,7 @@ class _Up:
         rec = _redis.start(s, self.redis_binary or _redis.ensure_installed())
         rec.ready_seconds = round(time.monotonic() - t0, 2)
         self.keep(rec)
-        self.line("redis", f"[green]started[/green] (pid {rec.pid}, {rec.address}, ready in "
-                           f"{rec.ready_seconds:.1f}s)")
+        self.line("redis", f"[green]started[/green] (pid {rec.pid}, {rec.address}, ready in {rec.ready_seconds:.1f}s)")
 
     # -- kafka
     def kafka(self) -> None:
@@ -327,8 +368,9 @@ class _Up:
                 raise StackError(
                     f"our Kafka broker (pid {rec.pid}) is running but does not answer "
                     f"metadata requests at {rec.address}",
-                    "it may still be starting: wait and retry, or `plylog down` then "
-                    "`plylog up`", log=Path(rec.log))
+                    "it may still be starting: wait and retry, or `plylog down` then `plylog up`",
+                    log=Path(rec.log),
+                )
             self.line("kafka", f"already running (pid {rec.pid}, {rec.address})")
             return
         java = self.java or _kafka.require_java()
@@ -350,19 +392,27 @@ class _Up:
                 raise StackError(
                     f"the Kafka broker exited while starting (exit code {code})",
                     f"read {_rel(_kafka.kafka_out(s))} and {_rel(_kafka.kafka_log(s))}",
-                    log=_kafka.kafka_out(s), extra_logs=(_kafka.kafka_log(s),), since=since)
+                    log=_kafka.kafka_out(s),
+                    extra_logs=(_kafka.kafka_log(s),),
+                    since=since,
+                )
             if time.monotonic() > deadline:
                 raise StackError(
-                    f"the Kafka broker did not answer a metadata request within "
-                    f"{self.timeout:g}s",
+                    f"the Kafka broker did not answer a metadata request within {self.timeout:g}s",
                     "on a slow machine retry with a longer --timeout (PLYLOG_START_TIMEOUT); "
                     f"else read {_rel(_kafka.kafka_log(s))}",
-                    log=_kafka.kafka_log(s), extra_logs=(_kafka.kafka_out(s),), since=since)
+                    log=_kafka.kafka_log(s),
+                    extra_logs=(_kafka.kafka_out(s),),
+                    since=since,
+                )
             time.sleep(0.2)
         rec.ready_seconds = round(time.monotonic() - t0, 2)
         _save_record(s, rec)
-        self.line("kafka", f"[green]started[/green] (pid {rec.pid}, {rec.address}, Kafka "
-                           f"{_kafka.kafka_version()}, ready in {rec.ready_seconds:.1f}s)")
+        self.line(
+            "kafka",
+            f"[green]started[/green] (pid {rec.pid}, {rec.address}, Kafka "
+            f"{_kafka.kafka_version()}, ready in {rec.ready_seconds:.1f}s)",
+        )
 
     # -- topics
     def topics(self) -> None:
@@ -372,26 +422,39 @@ class _Up:
         bootstrap = s.kafka_bootstrap if self.cluster else self.records["kafka"].address
         try:
             status = kafka_admin.ensure_contract_topics(
-                bootstrap, s.topic_prefix, s.partitions, s.retention_ms, timeout=60,
-                replication=s.replication_factor, min_insync=s.min_insync_replicas)
+                bootstrap,
+                s.topic_prefix,
+                s.partitions,
+                s.retention_ms,
+                timeout=60,
+                replication=s.replication_factor,
+                min_insync=s.min_insync_replicas,
+            )
             counts = kafka_admin.partition_counts(bootstrap, s.topics.all())
         except kafka_admin.KafkaAdminError as exc:
-            raise StackError(f"creating the contract topics failed: {exc}",
-                             f"read {_rel(_kafka.kafka_log(s))}",
-                             log=_kafka.kafka_log(s)) from None
+            raise StackError(
+                f"creating the contract topics failed: {exc}",
+                f"read {_rel(_kafka.kafka_log(s))}",
+                log=_kafka.kafka_log(s),
+            ) from None
         created = [n for n, v in status.items() if v == "created"]
         asked = {n: 1 if n == s.topics.outcomes else s.partitions for n in s.topics.all()}
         # Just created on a cluster, a topic may not be in every broker's metadata yet: say what was asked.
         parts = ", ".join(f"{n} ({counts.get(n) or asked[n]})" for n in s.topics.all())
-        self.line("topics", f"{parts}, {s.replication_factor} replica(s): "
-                            + (f"created {len(created)}" if created else "all exist"))
+        self.line(
+            "topics",
+            f"{parts}, {s.replication_factor} replica(s): " + (f"created {len(created)}" if created else "all exist"),
+        )
         for name in s.topics.all():
             want = 1 if name == s.topics.outcomes else s.partitions
             if counts.get(name) not in (None, want):
-                self.line("topics", f"[yellow]warning: {name} has {counts[name]} partitions, "
-                                    f"PLYLOG_PARTITIONS asks for {want}; left as is "
-                                    "(changing it would move matches between "
-                                    "partitions)[/yellow]")
+                self.line(
+                    "topics",
+                    f"[yellow]warning: {name} has {counts[name]} partitions, "
+                    f"PLYLOG_PARTITIONS asks for {want}; left as is "
+                    "(changing it would move matches between "
+                    "partitions)[/yellow]",
+                )
 
     # -- plylog's own services
     def services(self) -> None:
@@ -405,16 +468,13 @@ class _Up:
             for i, name in enumerate(names, start=1):
                 rec = self.existing(name)
                 if rec is not None:
-                    self.line(name, f"already running (pid {rec.pid}"
-                                    f"{', ' + rec.address if rec.address else ''})")
+                    self.line(name, f"already running (pid {rec.pid}{', ' + rec.address if rec.address else ''})")
                     continue
                 self.start_service(spec, name, i)
             if spec.scalable:
-                extra = sorted(n for n, r in self.records.items()
-                               if spec.owns(n) and n not in names and r.alive())
+                extra = sorted(n for n, r in self.records.items() if spec.owns(n) and n not in names and r.alive())
                 for n in extra:
-                    self.line(n, "running (more instances than requested; `plylog down` "
-                                 "stops it)")
+                    self.line(n, "running (more instances than requested; `plylog down` stops it)")
 
     def start_service(self, spec: ServiceSpec, name: str, instance: int) -> None:
         s = self.s
@@ -428,10 +488,16 @@ class _Up:
         data_dir.mkdir(parents=True, exist_ok=True)
         ready_file = s.run_dir / f"{name}.ready"
         ready_file.unlink(missing_ok=True)
-        env = {**os.environ, **s.service_env(), **spec.env,
-               "PLYLOG_SERVICE": spec.name, "PLYLOG_INSTANCE": str(instance),
-               "PLYLOG_DATA_DIR": str(data_dir), "PLYLOG_READY_FILE": str(ready_file),
-               "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            **s.service_env(),
+            **spec.env,
+            "PLYLOG_SERVICE": spec.name,
+            "PLYLOG_INSTANCE": str(instance),
+            "PLYLOG_DATA_DIR": str(data_dir),
+            "PLYLOG_READY_FILE": str(ready_file),
+            "PYTHONUNBUFFERED": "1",
+        }
         if port is not None:
             env[f"PLYLOG_{spec.name.upper()}_PORT"] = str(port)
         if ops_port is not None:
@@ -440,15 +506,26 @@ class _Up:
         log = s.logs_dir / f"{name}.log"
         self.since = {log: file_size(log)}
         with open(log, "ab") as fh:
-            fh.write(f"\n=== plylog up: starting {name} at {time.ctime()}: "
-                     f"{' '.join(argv)} ===\n".encode())
+            fh.write(f"\n=== plylog up: starting {name} at {time.ctime()}: {' '.join(argv)} ===\n".encode())
             fh.flush()
-            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh,
-                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=env, cwd=str(s.home), close_fds=True)
-        rec = record_for(name, child.pid, f"-m {spec.module}", log,
-                         address=f"127.0.0.1:{port}" if port else (
-                             f"127.0.0.1:{ops_port} (ops)" if ops_port else ""), argv=argv)
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=env,
+                cwd=str(s.home),
+                close_fds=True,
+            )
+        rec = record_for(
+            name,
+            child.pid,
+            f"-m {spec.module}",
+            log,
+            address=f"127.0.0.1:{port}" if port else (f"127.0.0.1:{ops_port} (ops)" if ops_port else ""),
+            argv=argv,
+        )
         if rec is None:
             raise StackError(f"{name} exited immediately", f"read {_rel(log)}", log=log)
         self.keep(rec, child)
@@ -456,12 +533,16 @@ class _Up:
         self.wait_ready(spec, name, child, rec, port, ready_file)
         rec.ready_seconds = round(time.monotonic() - t0, 2)
         _save_record(s, rec)
-        self.line(name, f"[green]started[/green] (pid {rec.pid}"
-                        f"{', ' + rec.address if rec.address else ''}, ready in "
-                        f"{rec.ready_seconds:.1f}s)")
+        self.line(
+            name,
+            f"[green]started[/green] (pid {rec.pid}"
+            f"{', ' + rec.address if rec.address else ''}, ready in "
+            f"{rec.ready_seconds:.1f}s)",
+        )
 
-    def wait_ready(self, spec: ServiceSpec, name: str, child: subprocess.Popen,
-                   rec: ProcRecord, port: int | None, ready_file: Path) -> None:
+    def wait_ready(
+        self, spec: ServiceSpec, name: str, child: subprocess.Popen, rec: ProcRecord, port: int | None, ready_file: Path
+    ) -> None:
         kind, _, arg = spec.ready.partition(":")
         deadline = time.monotonic() + spec.ready_timeout
         alive_for = float(arg or 3) if kind == "alive" else 0.0
@@ -470,8 +551,9 @@ class _Up:
         while True:
             code = child.poll()
             if code is not None:
-                raise StackError(f"{name} exited while starting (exit code {code})",
-                                 f"read {_rel(log)}", log=log, since=self.since)
+                raise StackError(
+                    f"{name} exited while starting (exit code {code})", f"read {_rel(log)}", log=log, since=self.since
+                )
             if kind == "alive" and time.monotonic() - t0 >= alive_for:
                 return
             if kind == "file" and ready_file.exists():
@@ -479,9 +561,12 @@ class _Up:
             if kind == "http" and port is not None and _http_answers(port, arg or "/"):
                 return
             if time.monotonic() > deadline:
-                raise StackError(f"{name} did not become ready ({spec.ready}) within "
-                                 f"{spec.ready_timeout:g}s", f"read {_rel(log)}", log=log,
-                                 since=self.since)
+                raise StackError(
+                    f"{name} did not become ready ({spec.ready}) within {spec.ready_timeout:g}s",
+                    f"read {_rel(log)}",
+                    log=log,
+                    since=self.since,
+                )
             time.sleep(0.2)
 
 
@@ -524,8 +609,7 @@ def _down(s: Settings, only: set[str] | None, purge: bool) -> None:
         if only is not None:
             records = {n: r for n, r in records.items() if n in only or _instance_of_any(n, only)}
         if not records:
-            _say("nothing to stop: no process started by plylog up is recorded in "
-                 f"{_rel(s.run_dir)}/")
+            _say(f"nothing to stop: no process started by plylog up is recorded in {_rel(s.run_dir)}/")
         order = _stop_order(records)
         brokers = [n for n in order if n.startswith("kafka-")]
         for name in order:
@@ -539,8 +623,9 @@ def _down(s: Settings, only: set[str] | None, purge: bool) -> None:
         _write_stack(s, remaining)
         if purge:
             if any(r.alive() for r in remaining.values()):
-                raise StackError("--purge refused: some components are still running",
-                                 "run `plylog down --purge` without --only")
+                raise StackError(
+                    "--purge refused: some components are still running", "run `plylog down --purge` without --only"
+                )
             for sub in ("kafka", "redis", "run"):
                 shutil.rmtree(s.home / sub, ignore_errors=True)
             for node in (*_cluster_layout.kafka_nodes(s), *_cluster_layout.redis_nodes(s)):
@@ -598,13 +683,27 @@ def _component_rows(s: Settings) -> list[dict]:
         if rec is not None and rec.alive():
             healthy = check(rec) if check else True
             state = "running" if healthy else "not answering"
-            rows.append({"component": name, "state": state, "pid": rec.pid,
-                         "address": rec.address, "log": rec.log,
-                         "ready_seconds": rec.ready_seconds})
+            rows.append(
+                {
+                    "component": name,
+                    "state": state,
+                    "pid": rec.pid,
+                    "address": rec.address,
+                    "log": rec.log,
+                    "ready_seconds": rec.ready_seconds,
+                }
+            )
         else:
-            rows.append({"component": name, "state": "stopped", "pid": None,
-                         "address": default_addr, "log": rec.log if rec else "",
-                         "ready_seconds": None})
+            rows.append(
+                {
+                    "component": name,
+                    "state": "stopped",
+                    "pid": None,
+                    "address": default_addr,
+                    "log": rec.log if rec else "",
+                    "ready_seconds": None,
+                }
+            )
 
     nodes = sorted((n for n in records if _cluster_up.is_cluster_record(n)), key=lambda n: (n[0], -_neg_instance(n)))
     if nodes:  # a cluster: every node, Redis nodes with their role
@@ -615,25 +714,39 @@ def _component_rows(s: Settings) -> list[dict]:
                 row(name, rec, "", lambda r, n=node: _redis_cluster.ping(n))
                 if rows[-1]["state"] == "running":
                     rows[-1]["address"] += {"master": " (primary)", "slave": " (replica)"}.get(
-                        _redis_cluster.role(node), "")
+                        _redis_cluster.role(node), ""
+                    )
             else:
                 row(name, rec, "", lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None)
     else:
-        row("redis", records.get("redis"),
+        row(
+            "redis",
+            records.get("redis"),
             f"127.0.0.1:{cfg.get('redis_port', s.redis_port)}",
-            lambda r: _redis.ping(_port_of(r.address)))
-        row("kafka", records.get("kafka"),
+            lambda r: _redis.ping(_port_of(r.address)),
+        )
+        row(
+            "kafka",
+            records.get("kafka"),
             f"127.0.0.1:{cfg.get('kafka_port', s.kafka_port)}",
-            lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None)
+            lambda r: kafka_admin.metadata_answers(r.address, timeout=3) is not None,
+        )
     for spec in SERVICES:
         ok, why = spec.available()
         names = sorted((n for n in records if spec.owns(n)), key=lambda n: -_neg_instance(n))
         if not names:
             port = spec.port(s, 1)
-            rows.append({"component": spec.name,
-                         "state": "stopped" if ok else "not written yet",
-                         "pid": None, "address": f"127.0.0.1:{port}" if port else "",
-                         "log": "", "ready_seconds": None, "note": "" if ok else why})
+            rows.append(
+                {
+                    "component": spec.name,
+                    "state": "stopped" if ok else "not written yet",
+                    "pid": None,
+                    "address": f"127.0.0.1:{port}" if port else "",
+                    "log": "",
+                    "ready_seconds": None,
+                    "note": "" if ok else why,
+                }
+            )
         for n in names:
             row(n, records[n], "", None)
     return rows
@@ -647,51 +760,72 @@ def _print_status(s: Settings, rows: list[dict]) -> None:
     colors = {"running": "green", "stopped": "red", "not answering": "yellow"}
     for r in rows:
         color = colors.get(r["state"], "dim")
-        table.add_row(r["component"], f"[{color}]{r['state']}[/{color}]",
-                      str(r["pid"] or "-"), r["address"] or "-",
-                      _rel(r["log"]) if r["log"] else "-")
+        table.add_row(
+            r["component"],
+            f"[{color}]{r['state']}[/{color}]",
+            str(r["pid"] or "-"),
+            r["address"] or "-",
+            _rel(r["log"]) if r["log"] else "-",
+        )
     out.print(table)
     topics = stack.get("topics")
     if topics:
-        _say(f"topics: prefix {topics['prefix']!r}, {topics['partitions']} partitions "
-             "(outcomes: 1)")
+        _say(f"topics: prefix {topics['prefix']!r}, {topics['partitions']} partitions (outcomes: 1)")
 
 
 # --------------------------------------------------------------------------- commands
 def up(
-    infra_only: bool = typer.Option(False, "--infra-only",
-                                    help="Start only Kafka and Redis (and the topics); "
-                                         "used by `make test`."),
-    cluster: bool = typer.Option(False, "--cluster",
-                                 help="A Kafka cluster of 3 KRaft nodes (topics with 3 replicas, "
-                                      "min.insync.replicas 2) and a Redis Cluster of 3 primaries + 3 "
-                                      "replicas instead of one broker and one Redis, then 2 rules "
-                                      "workers, 2 projectors and 2 gateways. Ports: broker i at "
-                                      "PLYLOG_KAFKA_PORT+2i (controller PLYLOG_KAFKA_CONTROLLER_PORT+2i), "
-                                      "Redis node i at PLYLOG_REDIS_PORT+i (bus +10000), gateway i "
-                                      "at PLYLOG_GATEWAY_PORT+i."),
-    rules_workers: Optional[int] = typer.Option(None, "--rules-workers", min=1, max=64,
-                                                help="Number of rules worker processes "
-                                                     "(default 1, 2 with --cluster)."),
-    timeout: float = typer.Option(120.0, "--timeout", envvar="PLYLOG_START_TIMEOUT",
-                                  show_envvar=True,
-                                  help="Seconds to wait for the broker to answer."),
-    partitions: Optional[int] = typer.Option(None, "--partitions", envvar="PLYLOG_PARTITIONS",
-                                             show_envvar=True, min=1,
-                                             help="Partitions of moves/results/deadletter "
-                                                  "(outcomes always 1). Default 12."),
-    topic_prefix: Optional[str] = typer.Option(None, "--topic-prefix",
-                                               envvar="PLYLOG_TOPIC_PREFIX", show_envvar=True,
-                                               help="Topic name prefix. Default 'plylog.'."),
-    write_started: Optional[Path] = typer.Option(
-        None, "--write-started", metavar="FILE",
+    infra_only: bool = typer.Option(
+        False, "--infra-only", help="Start only Kafka and Redis (and the topics); used by `make test`."
+    ),
+    cluster: bool = typer.Option(
+        False,
+        "--cluster",
+        help="A Kafka cluster of 3 KRaft nodes (topics with 3 replicas, "
+        "min.insync.replicas 2) and a Redis Cluster of 3 primaries + 3 "
+        "replicas instead of one broker and one Redis, then 2 rules "
+        "workers, 2 projectors and 2 gateways. Ports: broker i at "
+        "PLYLOG_KAFKA_PORT+2i (controller PLYLOG_KAFKA_CONTROLLER_PORT+2i), "
+        "Redis node i at PLYLOG_REDIS_PORT+i (bus +10000), gateway i "
+        "at PLYLOG_GATEWAY_PORT+i.",
+    ),
+    rules_workers: int | None = typer.Option(
+        None, "--rules-workers", min=1, max=64, help="Number of rules worker processes (default 1, 2 with --cluster)."
+    ),
+    timeout: float = typer.Option(
+        120.0,
+        "--timeout",
+        envvar="PLYLOG_START_TIMEOUT",
+        show_envvar=True,
+        help="Seconds to wait for the broker to answer.",
+    ),
+    partitions: int | None = typer.Option(
+        None,
+        "--partitions",
+        envvar="PLYLOG_PARTITIONS",
+        show_envvar=True,
+        min=1,
+        help="Partitions of moves/results/deadletter (outcomes always 1). Default 12.",
+    ),
+    topic_prefix: str | None = typer.Option(
+        None,
+        "--topic-prefix",
+        envvar="PLYLOG_TOPIC_PREFIX",
+        show_envvar=True,
+        help="Topic name prefix. Default 'plylog.'.",
+    ),
+    write_started: Path | None = typer.Option(
+        None,
+        "--write-started",
+        metavar="FILE",
         help="Write the names of the components this run started to FILE (one a line), "
-             "for `plylog down --only-listed FILE`."),
-    home: Optional[Path] = HomeOpt,
-    kafka_port: Optional[int] = KafkaPortOpt,
-    controller_port: Optional[int] = ControllerPortOpt,
-    redis_port: Optional[int] = RedisPortOpt,
-    gateway_port: Optional[int] = GatewayPortOpt,
+        "for `plylog down --only-listed FILE`.",
+    ),
+    home: Path | None = HomeOpt,
+    kafka_port: int | None = KafkaPortOpt,
+    controller_port: int | None = ControllerPortOpt,
+    redis_port: int | None = RedisPortOpt,
+    gateway_port: int | None = GatewayPortOpt,
 ) -> None:
     """Start the local stack: Redis, a single-node Kafka broker (KRaft), the contract
     topics, then plylog's services (rules workers, projector, gateway). With --cluster: a
@@ -701,31 +835,34 @@ def up(
     nothing new. Downloads the Kafka jars with Maven on first use. On failure, stops what
     this run started and exits non-zero.
     """
-    s = _settings(home, kafka_port, controller_port, redis_port, gateway_port,
-                  partitions=partitions, topic_prefix=topic_prefix)
+    s = _settings(
+        home, kafka_port, controller_port, redis_port, gateway_port, partitions=partitions, topic_prefix=topic_prefix
+    )
     if cluster:
         s = _cluster_up.cluster_settings(s)
-    for var, local in (("KAFKA_BOOTSTRAP_SERVERS", s.kafka_bootstrap),
-                       ("REDIS_URL", s.redis_url)):
+    for var, local in (("KAFKA_BOOTSTRAP_SERVERS", s.kafka_bootstrap), ("REDIS_URL", s.redis_url)):
         if os.environ.get(var) and os.environ[var] != local:
-            _say(f"[dim]note: {var}={os.environ[var]} is set; the local stack and its "
-                 f"services use {local}[/dim]")
+            _say(f"[dim]note: {var}={os.environ[var]} is set; the local stack and its services use {local}[/dim]")
     workers = rules_workers or (_cluster_layout.SERVICE_INSTANCES if cluster else 1)
-    _Up(s, infra_only=infra_only, rules_workers=workers, timeout=timeout,
-        write_started=write_started, cluster=cluster).run()
+    _Up(
+        s, infra_only=infra_only, rules_workers=workers, timeout=timeout, write_started=write_started, cluster=cluster
+    ).run()
 
 
 def down(
-    only_listed: Optional[Path] = typer.Option(
-        None, "--only-listed", metavar="FILE",
-        help="Stop only the components named in FILE (as written by `up --write-started`)."),
-    component: Optional[list[str]] = typer.Option(
-        None, "--component", "-c", help="Stop only this component (repeatable), "
-                                        "e.g. -c gateway -c rules-2."),
-    purge: bool = typer.Option(False, "--purge",
-                               help="Also delete the Kafka data and Redis files "
-                                    "(all topics are lost; logs are kept)."),
-    home: Optional[Path] = HomeOpt,
+    only_listed: Path | None = typer.Option(
+        None,
+        "--only-listed",
+        metavar="FILE",
+        help="Stop only the components named in FILE (as written by `up --write-started`).",
+    ),
+    component: list[str] | None = typer.Option(
+        None, "--component", "-c", help="Stop only this component (repeatable), e.g. -c gateway -c rules-2."
+    ),
+    purge: bool = typer.Option(
+        False, "--purge", help="Also delete the Kafka data and Redis files (all topics are lost; logs are kept)."
+    ),
+    home: Path | None = HomeOpt,
 ) -> None:
     """Stop what `plylog up` started: services, then Kafka, then Redis.
 
@@ -739,8 +876,9 @@ def down(
         try:
             only = {ln.strip() for ln in only_listed.read_text().splitlines() if ln.strip()}
         except OSError as exc:
-            raise StackError(f"cannot read {only_listed}: {exc.strerror}",
-                             "pass the file written by `plylog up --write-started`") from None
+            raise StackError(
+                f"cannot read {only_listed}: {exc.strerror}", "pass the file written by `plylog up --write-started`"
+            ) from None
     if component:
         only = (only or set()) | set(component)
     _down(s, only, purge)
@@ -748,12 +886,11 @@ def down(
 
 def status(
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
-    check: bool = typer.Option(False, "--check",
-                               help="Exit 1 unless Kafka and Redis are running and answer."),
-    home: Optional[Path] = HomeOpt,
-    kafka_port: Optional[int] = KafkaPortOpt,
-    redis_port: Optional[int] = RedisPortOpt,
-    gateway_port: Optional[int] = GatewayPortOpt,
+    check: bool = typer.Option(False, "--check", help="Exit 1 unless Kafka and Redis are running and answer."),
+    home: Path | None = HomeOpt,
+    kafka_port: int | None = KafkaPortOpt,
+    redis_port: int | None = RedisPortOpt,
+    gateway_port: int | None = GatewayPortOpt,
 ) -> None:
     """Show each component of the local stack: running/stopped, pid, address, log."""
     s = _settings(home, kafka_port, None, redis_port, gateway_port)
@@ -766,7 +903,7 @@ def status(
         raise typer.Exit(1)
 
 
-def setup(home: Optional[Path] = HomeOpt) -> None:
+def setup(home: Path | None = HomeOpt) -> None:
     """Install what the local stack needs and is missing: the Kafka jars and its tools (Maven,
     once, into ${XDG_CACHE_HOME:-~/.cache}/plylog/) and redis-server (apt, as root).
     Checks Java 17+. Run by `make setup`."""

@@ -1,4 +1,5 @@
 """`plylog worker rules|projector`: run one service process in the foreground."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -9,8 +10,9 @@ import typer
 
 from services.cli._errors import CliError
 
-worker_app = typer.Typer(help="Run one plylog service in the foreground (`plylog up` runs them in the background).",
-                         no_args_is_help=True)
+worker_app = typer.Typer(
+    help="Run one plylog service in the foreground (`plylog up` runs them in the background).", no_args_is_help=True
+)
 
 
 def _exec(module: str, args: list[str]) -> None:
@@ -20,8 +22,10 @@ def _exec(module: str, args: list[str]) -> None:
 
 
 @worker_app.command("rules")
-def rules(name: str = typer.Option("rules-1", help="Worker name: its data dir and consumer instance id."),
-          log_level: str = typer.Option("info", help="debug, info, warning or error.")) -> None:
+def rules(
+    name: str = typer.Option("rules-1", help="Worker name: its data dir and consumer instance id."),
+    log_level: str = typer.Option("info", help="debug, info, warning or error."),
+) -> None:
     """A rules worker: folds plylog.moves into match states, emits results and outcomes.
 
     Workers with the same topic prefix (PLYLOG_TOPIC_PREFIX) share the partitions; give each a

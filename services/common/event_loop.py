@@ -4,11 +4,12 @@ uvloop (libuv, in C) by default: the same asyncio API with cheaper sockets, time
 the bulk of what both processes do besides the fold. PLYLOG_EVENT_LOOP=asyncio keeps the standard
 loop (to rule uvloop out when chasing a problem); without uvloop installed, asyncio with a note.
 """
+
 from __future__ import annotations
 
 import importlib.util
 import logging
-from typing import Mapping
+from collections.abc import Mapping
 
 from .settings import SettingsError
 
@@ -17,7 +18,7 @@ CHOICES = ("uvloop", "asyncio")
 
 
 def chosen_loop(env: Mapping[str, str]) -> str:
-    """"uvloop" or "asyncio", from PLYLOG_EVENT_LOOP (default uvloop, when it is installed)."""
+    """ "uvloop" or "asyncio", from PLYLOG_EVENT_LOOP (default uvloop, when it is installed)."""
     wanted = env.get("PLYLOG_EVENT_LOOP", "").strip().lower() or "uvloop"
     if wanted not in CHOICES:
         raise SettingsError(f"PLYLOG_EVENT_LOOP={wanted!r}: choose one of {', '.join(CHOICES)}")

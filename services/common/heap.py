@@ -19,12 +19,12 @@ runs: 312-358 against 392-433 us; one client alone did not gain, README "What li
 figures"). In the rules worker the same setting changed nothing (its heap is small since
 Faust's polls are capped, services/rules/app.py), so it is the gateway's only.
 """
+
 from __future__ import annotations
 
 import gc
 import logging
 import time
-from typing import Optional
 
 log = logging.getLogger("plylog.heap")
 
@@ -33,7 +33,7 @@ log = logging.getLogger("plylog.heap")
 GATEWAY_YOUNG_THRESHOLD = 50_000
 
 
-def settle(young_threshold: Optional[int] = None) -> None:
+def settle(young_threshold: int | None = None) -> None:
     """Collect what start-up left behind, then freeze the survivors; with `young_threshold`, collect
     the youngest generation after that many allocations (the older ones keep their ratios)."""
     started = time.perf_counter()
@@ -41,6 +41,10 @@ def settle(young_threshold: Optional[int] = None) -> None:
     gc.freeze()
     if young_threshold is not None:
         gc.set_threshold(young_threshold, *gc.get_threshold()[1:])
-    log.info("heap: %d objects frozen now that the service is ready (%.0f ms); later collections skip them; "
-             "collection thresholds %s", gc.get_freeze_count(), (time.perf_counter() - started) * 1000,
-             gc.get_threshold())
+    log.info(
+        "heap: %d objects frozen now that the service is ready (%.0f ms); later collections skip them; "
+        "collection thresholds %s",
+        gc.get_freeze_count(),
+        (time.perf_counter() - started) * 1000,
+        gc.get_threshold(),
+    )

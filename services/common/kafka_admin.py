@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
@@ -38,10 +38,13 @@ class TopicSpec:
     replication: int = 1
 
 
-def contract_topic_specs(prefix: str = DEFAULT_TOPIC_PREFIX,
-                         partitions: int = DEFAULT_PARTITIONS,
-                         retention_ms: int = FOREVER, replication: int = 1,
-                         min_insync: int = 1) -> list[TopicSpec]:
+def contract_topic_specs(
+    prefix: str = DEFAULT_TOPIC_PREFIX,
+    partitions: int = DEFAULT_PARTITIONS,
+    retention_ms: int = FOREVER,
+    replication: int = 1,
+    min_insync: int = 1,
+) -> list[TopicSpec]:
     """The four contract topics for `prefix`: moves/results/deadletter get `partitions`
     partitions, outcomes exactly one; moves is kept forever, the others `retention_ms`; each
     with `replication` replicas of which `min_insync` must have a write (acks=all)."""
@@ -75,8 +78,9 @@ def _quiet_kafka_logs() -> Iterator[None]:
 def admin_client(bootstrap: str, *, timeout: float = 10.0) -> KafkaAdminClient:
     """A connected KafkaAdminClient (raises kafka.errors.KafkaError if none answers)."""
     ms = max(1000, int(timeout * 1000))
-    return KafkaAdminClient(bootstrap_servers=bootstrap, client_id="plylog-admin",
-                            request_timeout_ms=ms, bootstrap_timeout_ms=ms)
+    return KafkaAdminClient(
+        bootstrap_servers=bootstrap, client_id="plylog-admin", request_timeout_ms=ms, bootstrap_timeout_ms=ms
+    )
 
 
 @contextlib.contextmanager
@@ -109,8 +113,7 @@ def metadata_answers(bootstrap: str, *, timeout: float = 2.0) -> dict | None:
                 client.close()
 
 
-def wait_for_metadata(bootstrap: str, timeout: float = 60.0, *, interval: float = 0.25,
-                      alive=None) -> dict:
+def wait_for_metadata(bootstrap: str, timeout: float = 60.0, *, interval: float = 0.25, alive=None) -> dict:
     """Poll until a metadata request is answered; returns the cluster description.
 
     `alive`: optional callable; when it returns False (e.g. the broker process died) we
@@ -123,13 +126,13 @@ def wait_for_metadata(bootstrap: str, timeout: float = 60.0, *, interval: float 
         if alive is not None and not alive():
             raise KafkaAdminError(f"the broker for {bootstrap} exited while starting")
         if time.monotonic() >= deadline:
-            raise KafkaAdminError(
-                f"no Kafka broker answered a metadata request at {bootstrap} within {timeout:g}s")
+            raise KafkaAdminError(f"no Kafka broker answered a metadata request at {bootstrap} within {timeout:g}s")
         time.sleep(interval)
 
 
-def create_topics(bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float = 30.0,
-                  client: KafkaAdminClient | None = None) -> dict[str, str]:
+def create_topics(
+    bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float = 30.0, client: KafkaAdminClient | None = None
+) -> dict[str, str]:
     """Create topics that do not exist. Returns {name: "created" | "exists"}; waits until
     every topic has a leader for every partition."""
     specs = list(specs)
@@ -140,8 +143,7 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float 
             client = stack.enter_context(admin(bootstrap, timeout=timeout))
         new = [NewTopic(s.name, s.partitions, s.replication, topic_configs=dict(s.configs)) for s in specs]
         try:
-            response = client.create_topics(new, timeout_ms=int(timeout * 1000),
-                                            raise_errors=False)
+            response = client.create_topics(new, timeout_ms=int(timeout * 1000), raise_errors=False)
         except KafkaError as exc:
             raise KafkaAdminError(f"creating topics at {bootstrap} failed: {exc}") from exc
         status: dict[str, str] = {}
@@ -152,8 +154,7 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float 
             elif code == TOPIC_ALREADY_EXISTS:
                 status[t["name"]] = "exists"
             else:
-                raise KafkaAdminError(
-                    f"creating topic {t['name']} failed: error {code}: {t.get('error_message')}")
+                raise KafkaAdminError(f"creating topic {t['name']} failed: error {code}: {t.get('error_message')}")
         _wait_for_leaders(client, [s.name for s in specs], timeout)
         return status
 
@@ -167,9 +168,13 @@ def _topic_results(response) -> list[dict]:
         if isinstance(t, dict):
             out.append(t)
         else:
-            out.append({"name": getattr(t, "name", None) or t[0],
-                        "error_code": getattr(t, "error_code", 0),
-                        "error_message": getattr(t, "error_message", None)})
+            out.append(
+                {
+                    "name": getattr(t, "name", None) or t[0],
+                    "error_code": getattr(t, "error_code", 0),
+                    "error_message": getattr(t, "error_message", None),
+                }
+            )
     return out
 
 
@@ -178,9 +183,12 @@ def _wait_for_leaders(client: KafkaAdminClient, names: list[str], timeout: float
     while True:
         try:
             described = client.describe_topics(names)
-            if all(t.get("error_code", 0) == 0 and t.get("partitions")
-                   and all(p.get("leader_id", -1) >= 0 for p in t["partitions"])
-                   for t in described):
+            if all(
+                t.get("error_code", 0) == 0
+                and t.get("partitions")
+                and all(p.get("leader_id", -1) >= 0 for p in t["partitions"])
+                for t in described
+            ):
                 return
         except KafkaError:
             pass
@@ -189,13 +197,20 @@ def _wait_for_leaders(client: KafkaAdminClient, names: list[str], timeout: float
         time.sleep(0.1)
 
 
-def ensure_contract_topics(bootstrap: str, prefix: str = DEFAULT_TOPIC_PREFIX,
-                           partitions: int = DEFAULT_PARTITIONS, retention_ms: int = FOREVER,
-                           *, timeout: float = 30.0, replication: int = 1,
-                           min_insync: int = 1) -> dict[str, str]:
+def ensure_contract_topics(
+    bootstrap: str,
+    prefix: str = DEFAULT_TOPIC_PREFIX,
+    partitions: int = DEFAULT_PARTITIONS,
+    retention_ms: int = FOREVER,
+    *,
+    timeout: float = 30.0,
+    replication: int = 1,
+    min_insync: int = 1,
+) -> dict[str, str]:
     """Create the four contract topics for `prefix` (those that are missing)."""
-    return create_topics(bootstrap, contract_topic_specs(prefix, partitions, retention_ms, replication, min_insync),
-                         timeout=timeout)
+    return create_topics(
+        bootstrap, contract_topic_specs(prefix, partitions, retention_ms, replication, min_insync), timeout=timeout
+    )
 
 
 # In a cluster a topic just created reaches the other brokers' metadata a moment later; a service
@@ -204,8 +219,9 @@ def ensure_contract_topics(bootstrap: str, prefix: str = DEFAULT_TOPIC_PREFIX,
 TOPICS_SETTLE_S = 15.0
 
 
-def partition_counts(bootstrap: str, names: Iterable[str], *, timeout: float = 10.0,
-                     wait_missing: float = 0.0, interval: float = 0.25) -> dict[str, int | None]:
+def partition_counts(
+    bootstrap: str, names: Iterable[str], *, timeout: float = 10.0, wait_missing: float = 0.0, interval: float = 0.25
+) -> dict[str, int | None]:
     """{topic: number of partitions}, None for a topic that does not exist. With `wait_missing`,
     asks again for up to that many seconds while a topic is missing (services pass TOPICS_SETTLE_S)."""
     names = list(names)
@@ -223,8 +239,7 @@ def partition_counts(bootstrap: str, names: Iterable[str], *, timeout: float = 1
 # A new broker makes its offsets topic (__consumer_offsets) when a client first asks for a group's
 # coordinator, and answers "coordinator not available" until it has: aiokafka logs that at ERROR,
 # so every fresh stack's rules worker started with an error line that was none (seen on `make run`).
-def wait_for_group_coordinator(bootstrap: str, group: str, *, timeout: float = 30.0,
-                               interval: float = 0.1) -> float:
+def wait_for_group_coordinator(bootstrap: str, group: str, *, timeout: float = 30.0, interval: float = 0.1) -> float:
     """Ask for `group`'s coordinator until the cluster has one; returns the seconds waited.
     Raises KafkaAdminError when none is there within `timeout` or the broker answers an error that
     asking again cannot mend."""
@@ -273,8 +288,9 @@ def ensure_topic_configs(bootstrap: str, name: str, wanted: dict[str, str], *, t
         with admin(bootstrap, timeout=timeout) as client:
             # raise_on_unknown=False: kafka-python 3 first checks the names against the configs a
             # broker describes, and a broker that does not know a just-made topic yet knows none
-            response = client.alter_configs([ConfigResource(ConfigResourceType.TOPIC, name, {**current, **wanted})],
-                                            raise_on_unknown=False)
+            response = client.alter_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, name, {**current, **wanted})], raise_on_unknown=False
+            )
         for resource in getattr(response, "resources", []) or []:
             code, message = resource[0], resource[1]
             if code:

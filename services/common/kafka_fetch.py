@@ -4,6 +4,7 @@
 lone record waited the whole timeout (the gateway's feed did, at first). `poll` returns the first
 record as it comes; what librdkafka has fetched besides is then taken without waiting.
 """
+
 from __future__ import annotations
 
 from typing import Any

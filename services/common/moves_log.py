@@ -1,11 +1,12 @@
 """Read plylog's topics back from Kafka and refold move records exactly as the rules worker does
 (shared by the CLI's replay and audit, the gateway's time travel, tests and benchmarks)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator, Optional
 
 from kafka import KafkaConsumer, TopicPartition
 from kafka.partitioner.default import murmur2
@@ -14,30 +15,40 @@ from games.fold import Placement, Replayer, Step
 
 from .settings import Settings, load
 
+
 @dataclass(frozen=True)
 class Record:
     partition: int
     offset: int
-    key: Optional[bytes]
-    value: Optional[bytes]
+    key: bytes | None
+    value: bytes | None
 
 
-def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = None,
-               timeout_s: float = 30.0) -> list[Record]:
+def read_topic(
+    bootstrap: str, topic: str, partitions: list[int] | None = None, timeout_s: float = 30.0
+) -> list[Record]:
     """Every record now in `topic` (or in some of its partitions), in offset order per partition."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
-                             consumer_timeout_ms=int(timeout_s * 1000), fetch_max_bytes=32 * 1024 * 1024)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        group_id=None,
+        consumer_timeout_ms=int(timeout_s * 1000),
+        fetch_max_bytes=32 * 1024 * 1024,
+    )
     try:
         available = consumer.partitions_for_topic(topic)
         if available is None:
             raise LookupError(f"topic {topic!r} does not exist on {bootstrap}")
         if not available:  # kafka-python's answer for a topic its metadata does not list
-            raise LookupError(f"topic {topic!r} has no partitions on {bootstrap}: it does not exist, "
-                              "or the broker's metadata does not list it yet")
+            raise LookupError(
+                f"topic {topic!r} has no partitions on {bootstrap}: it does not exist, "
+                "or the broker's metadata does not list it yet"
+            )
         assigned = [TopicPartition(topic, p) for p in sorted(available) if partitions is None or p in partitions]
         if not assigned:  # kafka-python would raise a bare "No partitions are currently assigned"
-            raise LookupError(f"topic {topic!r} on {bootstrap} has none of the partitions {partitions} "
-                              f"(it has {sorted(available)})")
+            raise LookupError(
+                f"topic {topic!r} on {bootstrap} has none of the partitions {partitions} (it has {sorted(available)})"
+            )
         consumer.assign(assigned)
         consumer.seek_to_beginning(*assigned)
         ends = consumer.end_offsets(assigned)
@@ -46,7 +57,9 @@ def read_topic(bootstrap: str, topic: str, partitions: Optional[list[int]] = Non
         while remaining:
             batch = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=5000)
             if not batch:
-                raise TimeoutError(f"reading {topic}: no data for {timeout_s}s with {len(remaining)} partitions unfinished")
+                raise TimeoutError(
+                    f"reading {topic}: no data for {timeout_s}s with {len(remaining)} partitions unfinished"
+                )
             for tp, messages in batch.items():
                 records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages)
                 if messages and messages[-1].offset + 1 >= ends[tp]:
@@ -78,7 +91,7 @@ def _partition(key: bytes, partitions: int) -> int:
 _cached_partition = lru_cache(maxsize=16_384)(_partition)
 
 
-def placement(topic: str, partition: int, key: Optional[bytes], partitions: int) -> Placement:
+def placement(topic: str, partition: int, key: bytes | None, partitions: int) -> Placement:
     """Where a record of `topic` was read and where its key belongs (see games.fold.read)."""
     return Placement(topic, partition, partition_of(key or b"", partitions))
 
@@ -94,8 +107,14 @@ def partition_count(bootstrap: str, topic: str) -> int:
     return len(partitions)
 
 
-def refold(records: list[Record], *, topic: str, partitions: int, match_id: Optional[str] = None,
-           replayers: Optional[dict[int, Replayer]] = None) -> Iterator[tuple[Record, Step]]:
+def refold(
+    records: list[Record],
+    *,
+    topic: str,
+    partitions: int,
+    match_id: str | None = None,
+    replayers: dict[int, Replayer] | None = None,
+) -> Iterator[tuple[Record, Step]]:
     """Fold move records of `topic` (with `partitions` partitions) exactly as the rules worker
     does, one Replayer per partition (pass `replayers` to continue folds of an earlier call)."""
     replayers = defaultdict(Replayer, replayers or {})
@@ -105,13 +124,16 @@ def refold(records: list[Record], *, topic: str, partitions: int, match_id: Opti
         if rec.value is None:
             yield rec, None  # a tombstone: the worker dead-letters it
             continue
-        taken = replayers[rec.partition].feed(rec.value, {"partition": rec.partition, "offset": rec.offset},
-                                              key=rec.key or b"",
-                                              placement=placement(topic, rec.partition, rec.key, partitions))
+        taken = replayers[rec.partition].feed(
+            rec.value,
+            {"partition": rec.partition, "offset": rec.offset},
+            key=rec.key or b"",
+            placement=placement(topic, rec.partition, rec.key, partitions),
+        )
         yield rec, taken
 
 
-def fold_match_from_topic(match_id: str, settings: Optional[Settings] = None) -> Iterator[Step]:
+def fold_match_from_topic(match_id: str, settings: Settings | None = None) -> Iterator[Step]:
     """The steps of one match, refolded from its partition of the moves topic."""
     settings = settings or load()
     topic = settings.topics.moves

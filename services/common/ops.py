@@ -10,14 +10,16 @@ It runs in a thread of its own, so a busy or blocked loop cannot stop it from an
 is the point of /livez). The loop hands over what the server shows: `beat()` and `publish()`
 with plain values (snapshots), so the thread never reads the loop's own objects.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional
+from typing import Any
 
 import orjson
 from prometheus_client import CollectorRegistry, generate_latest
@@ -31,9 +33,9 @@ LIVE_WITHIN_S = 30.0
 class Readiness:
     """What /readyz decides on, as the loop last saw it."""
 
-    assigned: bool = False        # the group gave this process its partitions (possibly none)
-    recovered: bool = False       # it resumed from its stored positions (table recovery, offsets in Redis)
-    lag: Optional[int] = None     # records behind the end of its partitions (None: not known yet)
+    assigned: bool = False  # the group gave this process its partitions (possibly none)
+    recovered: bool = False  # it resumed from its stored positions (table recovery, offsets in Redis)
+    lag: int | None = None  # records behind the end of its partitions (None: not known yet)
     detail: dict[str, Any] = field(default_factory=dict)
 
 
@@ -63,31 +65,41 @@ class OpsState:
     def ready(self) -> tuple[bool, dict[str, Any]]:
         with self._lock:
             r = self._readiness
-        checks = {"assigned": r.assigned, "recovered": r.recovered,
-                  "caught_up": r.lag is not None and r.lag <= self.ready_lag}
+        checks = {
+            "assigned": r.assigned,
+            "recovered": r.recovered,
+            "caught_up": r.lag is not None and r.lag <= self.ready_lag,
+        }
         body = {**checks, "lag": r.lag, "ready_lag": self.ready_lag, **r.detail}
         live, why = self.live()
         return live and all(checks.values()), {**body, **why}
 
 
-def serve(state: OpsState, host: str, port: int) -> Optional[ThreadingHTTPServer]:
+def serve(state: OpsState, host: str, port: int) -> ThreadingHTTPServer | None:
     """Start the ops server in a daemon thread (None when port is 0: no server)."""
     if not port:
         return None
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path == "/metrics":
                 self._answer(200, generate_latest(state.registry), CONTENT_TYPE_LATEST)
             elif path in ("/livez", "/readyz"):
                 ok, body = (state.live if path == "/livez" else state.ready)()
-                body = {"status": "ok" if ok else "unavailable", "service": state.service,
-                        "instance": state.instance, **body}
+                body = {
+                    "status": "ok" if ok else "unavailable",
+                    "service": state.service,
+                    "instance": state.instance,
+                    **body,
+                }
                 self._answer(200 if ok else 503, orjson.dumps(body), "application/json")
             else:
-                self._answer(404, orjson.dumps({"error": {"code": "not_found", "message":
-                                                          "try /livez, /readyz or /metrics"}}), "application/json")
+                self._answer(
+                    404,
+                    orjson.dumps({"error": {"code": "not_found", "message": "try /livez, /readyz or /metrics"}}),
+                    "application/json",
+                )
 
         def _answer(self, status: int, body: bytes, kind: str) -> None:
             self.send_response(status)
@@ -102,8 +114,10 @@ def serve(state: OpsState, host: str, port: int) -> Optional[ThreadingHTTPServer
     try:
         server = ThreadingHTTPServer((host, port), Handler)
     except OSError as error:
-        raise OSError(f"the ops server cannot listen on {host}:{port} ({error.strerror}); "
-                      "set PLYLOG_OPS_PORT to a free port (0: no ops server)") from error
+        raise OSError(
+            f"the ops server cannot listen on {host}:{port} ({error.strerror}); "
+            "set PLYLOG_OPS_PORT to a free port (0: no ops server)"
+        ) from error
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="ops-http", daemon=True).start()
     log.info("ops server on http://%s:%d (/livez, /readyz, /metrics)", host, port)

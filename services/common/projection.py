@@ -7,13 +7,13 @@ where consistency matters) and never writes. Values are decoded here, once: JSON
 objects, counters become ints. Families kept per partition (match lists, deadlines, activity,
 totals: see redis_keys) are read from every partition and merged here.
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
-from typing import Any, Optional
-
 import heapq
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import orjson
 
@@ -32,11 +32,11 @@ TOTALS_FIELDS = ("started", "finished", "moves")
 @dataclass(frozen=True)
 class LogIndex:
     event_ids: list[str]
-    first_offset: Optional[int]
-    last_offset: Optional[int]
+    first_offset: int | None
+    last_offset: int | None
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -69,45 +69,50 @@ class Projection:
         self.keys = keys
 
     # --- matches -----------------------------------------------------------------------------------
-    async def match(self, match_id: str) -> Optional[dict[str, Any]]:
+    async def match(self, match_id: str) -> dict[str, Any] | None:
         """The match hash (view, seats, status, seq, times, outcome), or None if unknown."""
         fields = await self.client.hgetall(self.keys.match(match_id))
         return _decode_match(fields) if fields else None
 
-    async def match_fields(self, match_id: str, *names: str) -> Optional[dict[str, Any]]:
+    async def match_fields(self, match_id: str, *names: str) -> dict[str, Any] | None:
         """Some fields of the match hash (None if the match is unknown)."""
         values = await self.client.hmget(self.keys.match(match_id), ["game", *names])
         if values[0] is None:
             return None
-        return _decode_match(dict(zip(["game", *names], values)))
+        return _decode_match(dict(zip(["game", *names], values, strict=False)))
 
-    async def log_since(self, match_id: str, after_seq: int = 0, limit: Optional[int] = None) -> list[dict[str, Any]]:
+    async def log_since(self, match_id: str, after_seq: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Accepted results of the match with seq > after_seq, in seq order: each
         {"seq", "event_id", "player", "at", "events"} (public events only)."""
         start, num = (0, limit) if limit is not None else (None, None)
-        members = await self.client.zrangebyscore(self.keys.match_log(match_id), f"({after_seq}", "+inf",
-                                                  start=start, num=num)
+        members = await self.client.zrangebyscore(
+            self.keys.match_log(match_id), f"({after_seq}", "+inf", start=start, num=num
+        )
         return [orjson.loads(m) for m in members]
 
-    async def log_since_with_view(self, match_id: str, after_seq: int) -> tuple[list[dict[str, Any]], Optional[dict], int]:
+    async def log_since_with_view(self, match_id: str, after_seq: int) -> tuple[list[dict[str, Any]], dict | None, int]:
         """(log entries after `after_seq`, the current view, its seq) read atomically (MULTI), so the
         view belongs to the last entry: the snapshot an SSE stream resumes from."""
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.zrangebyscore(self.keys.match_log(match_id), f"({after_seq}", "+inf")
             pipe.hmget(self.keys.match(match_id), ["view", "seq"])
             members, (view, seq) = await pipe.execute()
-        return ([orjson.loads(m) for m in members], orjson.loads(view) if view else None,
-                int(seq) if seq is not None else 0)
+        return (
+            [orjson.loads(m) for m in members],
+            orjson.loads(view) if view else None,
+            int(seq) if seq is not None else 0,
+        )
 
-    async def log_index(self, match_id: str) -> "LogIndex":
+    async def log_index(self, match_id: str) -> LogIndex:
         """Where the match's accepted records are: their event ids in seq order (index 0 = seq 1)
         and the moves offsets of the first and last (None when the projection does not know them)."""
         entries = await self.log_since(match_id, 0)
         first, last = (entries[0].get("offset"), entries[-1].get("offset")) if entries else (None, None)
         return LogIndex([entry["event_id"] for entry in entries], first, last)
 
-    async def match_list(self, which: str, game: Optional[str] = None, limit: int = 50,
-                         offset: int = 0) -> list[dict[str, Any]]:
+    async def match_list(
+        self, which: str, game: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[dict[str, Any]]:
         """Newest first: open (waiting for a seat), active or recent (finished) matches."""
         if which not in MATCH_LISTS:
             raise ValueError(f"unknown match list {which!r}; one of {', '.join(MATCH_LISTS)}")
@@ -116,7 +121,7 @@ class Projection:
                 pipe.zrevrange(self.keys.matches(which, game, partition), 0, offset + limit - 1, withscores=True)
             per_partition = await pipe.execute()
         newest = heapq.merge(*per_partition, key=lambda row: (row[1], row[0]), reverse=True)  # as ZREVRANGE orders
-        ids = list(newest)[offset:offset + limit]
+        ids = list(newest)[offset : offset + limit]
         if not ids:
             return []
         async with self.client.pipeline(transaction=False) as pipe:
@@ -124,10 +129,10 @@ class Projection:
                 pipe.hmget(self.keys.match(_text(match_id)), list(SUMMARY_FIELDS))
             rows = await pipe.execute()
         out = []
-        for (match_id, score), values in zip(ids, rows):
+        for (match_id, score), values in zip(ids, rows, strict=False):
             if values[0] is None:
                 continue  # listed but its hash is gone (a rebuild in progress)
-            summary = _decode_match(dict(zip(SUMMARY_FIELDS, values)))
+            summary = _decode_match(dict(zip(SUMMARY_FIELDS, values, strict=False)))
             out.append({"match_id": _text(match_id), "updated_ms": int(score), **summary})
         return out
 
@@ -136,10 +141,12 @@ class Projection:
         if by not in LEADERBOARDS:
             raise ValueError(f"unknown leaderboard {by!r}; one of {', '.join(LEADERBOARDS)}")
         rows = await self.client.zrevrange(self.keys.leaderboard(game, by), 0, limit - 1, withscores=True)
-        return [{"rank": rank, "player": _text(player), by: _number(score)}
-                for rank, (player, score) in enumerate(rows, start=1)]
+        return [
+            {"rank": rank, "player": _text(player), by: _number(score)}
+            for rank, (player, score) in enumerate(rows, start=1)
+        ]
 
-    async def player(self, player: str) -> Optional[dict[str, dict[str, Any]]]:
+    async def player(self, player: str) -> dict[str, dict[str, Any]] | None:
         """Per game: played, wins, losses, draws, rating, rd, volatility (None if never played)."""
         fields = await self.client.hgetall(self.keys.player(player))
         if not fields:
@@ -151,9 +158,9 @@ class Projection:
                 games.setdefault(game, {})[stat] = _number(value)
         return games
 
-    async def activity(self, game: str, days: int = 14, today: Optional[date] = None) -> dict[str, Any]:
+    async def activity(self, game: str, days: int = 14, today: date | None = None) -> dict[str, Any]:
         """The last `days` UTC days (oldest first, zeros included) and the all-time totals."""
-        today = today or datetime.now(timezone.utc).date()
+        today = today or datetime.now(UTC).date()
         dates = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
         async with self.client.pipeline(transaction=False) as pipe:
             for partition in self.keys.all_partitions():
@@ -164,10 +171,10 @@ class Projection:
         per_day = [{"day": day, **{f: 0 for f in ACTIVITY_FIELDS}} for day in dates]
         totals = {f: 0 for f in TOTALS_FIELDS}
         for _ in self.keys.all_partitions():
-            for entry, row in zip(per_day, rows):
-                for name, value in zip(ACTIVITY_FIELDS, row):
+            for entry, row in zip(per_day, rows, strict=False):
+                for name, value in zip(ACTIVITY_FIELDS, row, strict=False):
                     entry[name] += int(value or 0)
-            for name, value in zip(TOTALS_FIELDS, next(rows)):
+            for name, value in zip(TOTALS_FIELDS, next(rows), strict=False):
                 totals[name] += int(value or 0)
         return {"game": game, "days": per_day, "totals": totals}
 
@@ -177,8 +184,9 @@ class Projection:
         skipping the first `offset` of them."""
         async with self.client.pipeline(transaction=False) as pipe:
             for partition in self.keys.all_partitions():
-                pipe.zrangebyscore(self.keys.deadlines(partition), "-inf", now_ms, start=0, num=offset + limit,
-                                   withscores=True)
+                pipe.zrangebyscore(
+                    self.keys.deadlines(partition), "-inf", now_ms, start=0, num=offset + limit, withscores=True
+                )
             per_partition = await pipe.execute()
         earliest = heapq.merge(*per_partition, key=lambda row: (row[1], row[0]))
-        return [(_text(match_id), int(score)) for match_id, score in list(earliest)[offset:offset + limit]]
+        return [(_text(match_id), int(score)) for match_id, score in list(earliest)[offset : offset + limit]]

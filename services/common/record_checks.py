@@ -2,6 +2,7 @@
 produced too: what the projector applies and what the gateway hands to a seat's socket early
 (services/gateway/results_feed.py) must pass the same checks. An empty string: usable; else why not.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,11 @@ def result_problem(data: Any) -> str:
     for name in ("event_id", "player"):
         if not isinstance(data.get(name), str):
             return f"an accepted result needs a string {name}"
-    if not is_time(data.get("at")) or not isinstance(data.get("events"), list) \
-            or not all(isinstance(e, dict) for e in data["events"]):
+    if (
+        not is_time(data.get("at"))
+        or not isinstance(data.get("events"), list)
+        or not all(isinstance(e, dict) for e in data["events"])
+    ):
         return "an accepted result needs an RFC 3339 at and a list of event objects"
     return view_problem(data.get("view"))
 
@@ -54,8 +58,12 @@ def view_problem(view: Any) -> str:
         return "view.to_move must be a list of seats"
     if clock is not None:
         remaining = clock.get("remaining_ms") if isinstance(clock, dict) else None
-        if not isinstance(remaining, list) or len(remaining) != 2 or not all(is_int(r) for r in remaining) \
-                or not (clock.get("since_ms") is None or is_int(clock["since_ms"])):
+        if (
+            not isinstance(remaining, list)
+            or len(remaining) != 2
+            or not all(is_int(r) for r in remaining)
+            or not (clock.get("since_ms") is None or is_int(clock["since_ms"]))
+        ):
             return "view.clock must be null or {remaining_ms: [int, int], since_ms: int|null, ...}"
     return ""
 
@@ -64,12 +72,20 @@ def outcome_problem(data: Any) -> str:
     if not isinstance(data, dict):
         return "not a JSON object"
     players, outcome = data.get("players"), data.get("outcome")
-    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]) \
-            or data.get("game") not in GAME_NAMES:
+    if (
+        not isinstance(data.get("match_id"), str)
+        or not _MATCH_ID.match(data["match_id"])
+        or data.get("game") not in GAME_NAMES
+    ):
         return "no match id and known game"
-    if not isinstance(players, list) or len(players) != 2 or not all(p is None or isinstance(p, str) for p in players) \
-            or not isinstance(outcome, dict) or outcome.get("winner") not in (0, 1, None) \
-            or isinstance(outcome.get("winner"), bool):
+    if (
+        not isinstance(players, list)
+        or len(players) != 2
+        or not all(p is None or isinstance(p, str) for p in players)
+        or not isinstance(outcome, dict)
+        or outcome.get("winner") not in (0, 1, None)
+        or isinstance(outcome.get("winner"), bool)
+    ):
         return "needs two players and an outcome with winner 0, 1 or null"
     return ""
 
@@ -79,7 +95,7 @@ def is_int(value: Any) -> bool:
     return type(value) is int and -_EXACT < value < _EXACT
 
 
-_EXACT = 2 ** 53
+_EXACT = 2**53
 
 
 def is_time(value: Any) -> bool:

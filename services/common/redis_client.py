@@ -7,20 +7,22 @@ of the two it talks to: the key layout (`services.common.redis_keys`) keeps ever
 or one MULTI touches in one hash slot, and the few operations that span the whole keyspace (the
 wipe of `plylog rebuild`, CLIENT LIST, SCAN) go to every node through `nodes`.
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 import redis
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import ClusterNode as AsyncClusterNode, RedisCluster as AsyncRedisCluster
+from redis.asyncio.cluster import ClusterNode as AsyncClusterNode
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import ClusterNode, RedisCluster
 
 from .settings import RedisTarget
 
 DEFAULT_MAX_CONNECTIONS = 100  # redis-py's own default
-SyncClient = Union[redis.Redis, RedisCluster]
-AsyncClient = Union[aioredis.Redis, AsyncRedisCluster]
+SyncClient = redis.Redis | RedisCluster
+AsyncClient = aioredis.Redis | AsyncRedisCluster
 
 
 def connect(target: RedisTarget | str, **options: Any) -> SyncClient:
@@ -29,12 +31,12 @@ def connect(target: RedisTarget | str, **options: Any) -> SyncClient:
     target = RedisTarget.parse(target) if isinstance(target, str) else target
     if not target.cluster:
         return redis.Redis.from_url(target.url, **options)
-    return RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in target.nodes],
-                        require_full_coverage=True, **options)
+    return RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in target.nodes], require_full_coverage=True, **options
+    )
 
 
-def connect_async(target: RedisTarget | str, wait_for_connection_s: Optional[float] = None,
-                  **options: Any) -> AsyncClient:
+def connect_async(target: RedisTarget | str, wait_for_connection_s: float | None = None, **options: Any) -> AsyncClient:
     """The asyncio client for `target` (the gateway's). redis-py keeps at most `max_connections`
     (default 100) connections and fails a command past them with MaxConnectionsError; with
     `wait_for_connection_s` such a command waits that long for a free one instead (one Redis,
@@ -47,8 +49,11 @@ def connect_async(target: RedisTarget | str, wait_for_connection_s: Optional[flo
         pool = aioredis.BlockingConnectionPool.from_url(target.url, timeout=wait_for_connection_s, **options)
         return aioredis.Redis.from_pool(pool)
     options.pop("health_check_interval", None)  # per node in the cluster client; not taken here
-    return AsyncRedisCluster(startup_nodes=[AsyncClusterNode(host, port) for host, port in target.nodes],
-                             require_full_coverage=True, **options)
+    return AsyncRedisCluster(
+        startup_nodes=[AsyncClusterNode(host, port) for host, port in target.nodes],
+        require_full_coverage=True,
+        **options,
+    )
 
 
 def pubsub_client(target: RedisTarget | str, attempt: int = 0, **options: Any) -> aioredis.Redis:

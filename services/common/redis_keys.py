@@ -68,11 +68,11 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
                                               the bots a running bot service plays (refreshed every few s)
 {p}bots:disabled                      set     bot ids an operator turned off (`plylog bots disable ID`)
 """
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Union
 
 from kafka.partitioner.default import murmur2
 
@@ -81,7 +81,7 @@ from .settings import DEFAULT_PARTITIONS
 DEFAULT_PREFIX = "plylog:"
 #: the hash tag of everything folded from plylog.outcomes (one partition)
 OUTCOMES = "outcomes"
-Tag = Union[int, str]  # a results partition, or OUTCOMES
+Tag = int | str  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
@@ -161,13 +161,14 @@ class Keys:
 
     def live(self, match_id: str) -> str:
         return f"{self.prefix}live:{match_id}"
+
     @property
     def live_pattern(self) -> str:
         """Glob of every match's live channel (PSUBSCRIBE); `live_match_id` inverts a channel name."""
         return f"{self.prefix}live:*"
 
     def live_match_id(self, channel: str) -> str:
-        return channel[len(self.prefix) + len("live:"):]
+        return channel[len(self.prefix) + len("live:") :]
 
     def ratelimit(self, player: str) -> str:
         return f"{self.prefix}ratelimit:{player}"

@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, TypeVar
+from typing import TypeVar
 
 DEFAULT_KAFKA_PORT = 9092
 DEFAULT_CONTROLLER_PORT = 9093
@@ -68,8 +69,9 @@ class SettingsError(ValueError):
     """A setting has a value that cannot be used (message says which and why)."""
 
 
-def env_number(env: Mapping[str, str], name: str, default: Number, *, lo: Number | None = None,
-               hi: Number | None = None) -> Number:
+def env_number(
+    env: Mapping[str, str], name: str, default: Number, *, lo: Number | None = None, hi: Number | None = None
+) -> Number:
     """The number in env[name] (an int when the default is one, else a float), or the default
     when unset; SettingsError when it is not a number or outside [lo, hi]."""
     raw = env.get(name, "").strip()
@@ -108,7 +110,6 @@ def secret_key(home: Path, env: Mapping[str, str], variable: str, file_name: str
     return key.encode()
 
 
-
 def repo_root() -> Path | None:
     """The source checkout this package runs from (editable install), or None."""
     here = Path(__file__).resolve().parents[2]
@@ -139,23 +140,24 @@ class RedisTarget:
     nodes: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def parse(cls, url: str) -> "RedisTarget":
+    def parse(cls, url: str) -> RedisTarget:
         if not url.startswith(REDIS_CLUSTER_SCHEME):
             return cls(url)
-        rest = url[len(REDIS_CLUSTER_SCHEME):].split("/", 1)
+        rest = url[len(REDIS_CLUSTER_SCHEME) :].split("/", 1)
         if len(rest) > 1 and rest[1] not in ("", "0"):
             raise SettingsError(f"REDIS_URL={url!r}: a Redis Cluster has only database 0")
         nodes = []
         for part in rest[0].split(","):
             host, _, port = part.strip().rpartition(":")
             if not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise SettingsError(f"REDIS_URL={url!r}: {part!r} is not host:port "
-                                    "(use redis+cluster://host:port,host:port)")
+                raise SettingsError(
+                    f"REDIS_URL={url!r}: {part!r} is not host:port (use redis+cluster://host:port,host:port)"
+                )
             nodes.append((host, int(port)))
         return cls(url, True, tuple(nodes))
 
     @classmethod
-    def cluster_of(cls, nodes: list[tuple[str, int]]) -> "RedisTarget":
+    def cluster_of(cls, nodes: list[tuple[str, int]]) -> RedisTarget:
         url = REDIS_CLUSTER_SCHEME + ",".join(f"{h}:{p}" for h, p in nodes)
         return cls(url, True, tuple(nodes))
 
@@ -264,16 +266,14 @@ class Settings:
         return self.home / "run"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> "Settings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides) -> Settings:
         """Read settings from the environment; keyword overrides (e.g. CLI options) win
         when not None."""
         env = os.environ if env is None else env
         values = dict(
-            home=Path(env["PLYLOG_HOME"]).expanduser().resolve() if env.get("PLYLOG_HOME")
-            else default_home(),
+            home=Path(env["PLYLOG_HOME"]).expanduser().resolve() if env.get("PLYLOG_HOME") else default_home(),
             kafka_port=env_number(env, "PLYLOG_KAFKA_PORT", DEFAULT_KAFKA_PORT, lo=1, hi=65535),
-            controller_port=env_number(env, "PLYLOG_KAFKA_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT,
-                                       lo=1, hi=65535),
+            controller_port=env_number(env, "PLYLOG_KAFKA_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT, lo=1, hi=65535),
             redis_port=env_number(env, "PLYLOG_REDIS_PORT", DEFAULT_REDIS_PORT, lo=1, hi=65535),
             gateway_port=env_number(env, "PLYLOG_GATEWAY_PORT", DEFAULT_GATEWAY_PORT, lo=1, hi=65535),
             partitions=env_number(env, "PLYLOG_PARTITIONS", DEFAULT_PARTITIONS, lo=1, hi=10000),
@@ -299,11 +299,14 @@ class Settings:
             raise SettingsError(
                 "PLYLOG_KAFKA_PORT, PLYLOG_KAFKA_CONTROLLER_PORT, PLYLOG_REDIS_PORT and "
                 f"PLYLOG_GATEWAY_PORT must differ (got {s.kafka_port}, {s.controller_port}, "
-                f"{s.redis_port}, {s.gateway_port})")
+                f"{s.redis_port}, {s.gateway_port})"
+            )
         if s.min_insync_replicas > s.replication_factor:
-            raise SettingsError(f"PLYLOG_MIN_INSYNC_REPLICAS={s.min_insync_replicas} is more than "
-                                f"PLYLOG_REPLICATION_FACTOR={s.replication_factor}: no write could succeed")
-        s.redis  # a REDIS_URL that cannot be used is refused here, with the reason
+            raise SettingsError(
+                f"PLYLOG_MIN_INSYNC_REPLICAS={s.min_insync_replicas} is more than "
+                f"PLYLOG_REPLICATION_FACTOR={s.replication_factor}: no write could succeed"
+            )
+        _ = s.redis  # a REDIS_URL that cannot be used is refused here, with the reason
         return s
 
     def service_env(self) -> dict[str, str]:

@@ -4,6 +4,7 @@ Settings come from the environment (services/common/settings.py and services/gat
 KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_GATEWAY_HOST/PORT, PLYLOG_SECRET,
 PLYLOG_RATE_PER_S, PLYLOG_RATE_BURST, ... OpenAPI docs at http://HOST:PORT/docs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,9 @@ from services.common.settings import SettingsError, load
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m services.gateway", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m services.gateway", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--host", help="address to bind (default PLYLOG_GATEWAY_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default PLYLOG_GATEWAY_PORT or 8000)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -39,10 +41,18 @@ def main(argv: list[str] | None = None) -> int:
 
     config = app.state.gateway.config
     # ws_max_size: a socket message is an action, held to the request body limit (larger: closed 1009)
-    uvicorn.run(app, host=args.host or settings.gateway_host, port=args.port or settings.gateway_port,
-                log_level=args.log_level, access_log=args.log_level == "debug", timeout_graceful_shutdown=3,
-                loop=loop, ws="websockets-sansio", ws_max_size=config.max_body_bytes,
-                ws_per_message_deflate=config.socket_deflate)
+    uvicorn.run(
+        app,
+        host=args.host or settings.gateway_host,
+        port=args.port or settings.gateway_port,
+        log_level=args.log_level,
+        access_log=args.log_level == "debug",
+        timeout_graceful_shutdown=3,
+        loop=loop,
+        ws="websockets-sansio",
+        ws_max_size=config.max_body_bytes,
+        ws_per_message_deflate=config.socket_deflate,
+    )
     return 0
 
 

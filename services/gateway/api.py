@@ -1,8 +1,9 @@
 """The HTTP API, version 1 (see the README, "HTTP API", and /docs)."""
+
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -14,7 +15,9 @@ from .app import Gateway
 from .auth import client_address, gw, stream_cap, stream_slot
 from .errors import ApiError
 from .metrics import CONTENT_TYPE_LATEST
-from .play import folded as play_folded, known_match, router as play_router
+from .play import folded as play_folded
+from .play import known_match
+from .play import router as play_router
 
 router = APIRouter()
 router.include_router(play_router)
@@ -22,9 +25,13 @@ router.include_router(play_router)
 
 # --- matches: read ------------------------------------------------------------------------------------
 @router.get("/v1/matches", tags=["read"], summary="Lobby: open, active or recently finished matches, newest first")
-async def list_matches(request: Request, status: Literal["open", "active", "recent"] = "open",
-                       game: Optional[GameName] = None, limit: int = Query(50, ge=1, le=200),
-                       offset: int = Query(0, ge=0)) -> Any:
+async def list_matches(
+    request: Request,
+    status: Literal["open", "active", "recent"] = "open",
+    game: GameName | None = None,
+    limit: int = Query(50, ge=1, le=200),
+    offset: int = Query(0, ge=0),
+) -> Any:
     matches = await gw(request).projection.match_list(status, game, limit, offset)
     return {"status": status, "game": game, "matches": matches}
 
@@ -36,15 +43,22 @@ async def get_match(match_id: MatchId, request: Request) -> Any:
 
 
 @router.get("/v1/matches/{match_id}/events", tags=["read"], summary="Accepted results' public events, by seq")
-async def get_events(match_id: MatchId, request: Request, since: int = Query(0, ge=0),
-                     limit: Optional[int] = Query(None, ge=1, le=10_000)) -> Any:
+async def get_events(
+    match_id: MatchId,
+    request: Request,
+    since: int = Query(0, ge=0),
+    limit: int | None = Query(None, ge=1, le=10_000),
+) -> Any:
     gateway = gw(request)
     await known_match(gateway, match_id)
     return {"match_id": match_id, "since": since, "results": await gateway.projection.log_since(match_id, since, limit)}
 
 
-@router.get("/v1/matches/{match_id}/positions/{seq}", tags=["read"],
-            summary="Time travel: the public view as it was at `seq` (refolded from the log)")
+@router.get(
+    "/v1/matches/{match_id}/positions/{seq}",
+    tags=["read"],
+    summary="Time travel: the public view as it was at `seq` (refolded from the log)",
+)
 async def get_position(match_id: MatchId, seq: int, request: Request) -> Any:
     folded = await play_folded(gw(request), match_id)
     state = folded.at(seq)
@@ -53,9 +67,12 @@ async def get_position(match_id: MatchId, seq: int, request: Request) -> Any:
     return match_view(state, None)
 
 
-@router.get("/v1/matches/{match_id}/stream", tags=["read"],
-            summary="Server-Sent Events of the match's results; resume with Last-Event-ID (= seq)")
-async def stream(match_id: MatchId, request: Request, since: Optional[int] = Query(None, ge=0)) -> Any:
+@router.get(
+    "/v1/matches/{match_id}/stream",
+    tags=["read"],
+    summary="Server-Sent Events of the match's results; resume with Last-Event-ID (= seq)",
+)
+async def stream(match_id: MatchId, request: Request, since: int | None = Query(None, ge=0)) -> Any:
     gateway = gw(request)
     await known_match(gateway, match_id)
     client = client_address(request)
@@ -66,9 +83,11 @@ async def stream(match_id: MatchId, request: Request, since: Optional[int] = Que
             since = max(0, int(header)) if header else 0
         except ValueError:
             raise ApiError(422, "malformed", f"Last-Event-ID must be a seq (an integer), not {header!r}") from None
-    return StreamingResponse(_counted(gateway, client, gateway.stream.events(match_id, since)),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        _counted(gateway, client, gateway.stream.events(match_id, since)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 async def _counted(gateway: Gateway, client: str, events):
@@ -86,8 +105,12 @@ def _known_game(game: str) -> str:
 
 
 @router.get("/v1/leaderboards/{game}", tags=["stats"], summary="Top players of a game by rating, wins or played")
-async def leaderboard(game: str, request: Request, by: Literal["rating", "wins", "played"] = "rating",
-                      limit: int = Query(20, ge=1, le=200)) -> Any:
+async def leaderboard(
+    game: str,
+    request: Request,
+    by: Literal["rating", "wins", "played"] = "rating",
+    limit: int = Query(20, ge=1, le=200),
+) -> Any:
     entries = await gw(request).projection.leaderboard(_known_game(game), by, limit)
     return {"game": game, "by": by, "entries": entries}
 

@@ -1,5 +1,6 @@
 """The gateway application: resources (Redis, Kafka producer, live hub, history, timekeeper)
 held in one `Gateway` object on `app.state.gateway`, started and stopped with the app."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,6 @@ from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
@@ -46,18 +46,18 @@ class Gateway:
     settings: Settings
     config: GatewayConfig
     metrics: Metrics = field(default_factory=Metrics)
-    redis: Optional[redis_client.AsyncClient] = None
-    producer: Optional[AIOKafkaProducer] = None
-    projection: Optional[Projection] = None
-    hub: Optional[LiveHub] = None
-    submitter: Optional[Submitter] = None
-    history: Optional[MatchHistory] = None
-    limiter: Optional[RateLimiter] = None
-    address_limiter: Optional[RateLimiter] = None
-    auth: Optional[Authenticator] = None
-    stream: Optional[ResultStream] = None
-    tokens: Optional[SeatTokens] = None
-    feed: Optional[ResultsFeed] = None
+    redis: redis_client.AsyncClient | None = None
+    producer: AIOKafkaProducer | None = None
+    projection: Projection | None = None
+    hub: LiveHub | None = None
+    submitter: Submitter | None = None
+    history: MatchHistory | None = None
+    limiter: RateLimiter | None = None
+    address_limiter: RateLimiter | None = None
+    auth: Authenticator | None = None
+    stream: ResultStream | None = None
+    tokens: SeatTokens | None = None
+    feed: ResultsFeed | None = None
     tasks: list[asyncio.Task] = field(default_factory=list)
     open_streams: Counter = field(default_factory=Counter)  # live streams per client address
 
@@ -69,26 +69,37 @@ class Gateway:
         keys = Keys(c.redis_prefix, await _partitions(self.producer, s.topics.moves, s.partitions))
         # Many concurrent actions (a few hundred seat sockets) need more than the pool's 100 connections
         # at once: they wait for one rather than fail with "Redis is unavailable (MaxConnectionsError)".
-        self.redis = redis_client.connect_async(s.redis, wait_for_connection_s=5, socket_connect_timeout=5,
-                                                health_check_interval=30)
+        self.redis = redis_client.connect_async(
+            s.redis, wait_for_connection_s=5, socket_connect_timeout=5, health_check_interval=30
+        )
         self.projection = Projection(self.redis, keys)
-        self.hub = LiveHub(redis_client.pubsub_client(s.redis, socket_connect_timeout=5), keys,
-                           reconnect=lambda attempt: redis_client.pubsub_client(s.redis, attempt, socket_connect_timeout=5))
+        self.hub = LiveHub(
+            redis_client.pubsub_client(s.redis, socket_connect_timeout=5),
+            keys,
+            reconnect=lambda attempt: redis_client.pubsub_client(s.redis, attempt, socket_connect_timeout=5),
+        )
         self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
         if c.early_results:
-            self.feed = ResultsFeed(s.kafka_bootstrap, s.topics.results, self.hub.deliver_early,
-                                    self.metrics.feed_records.inc)
+            self.feed = ResultsFeed(
+                s.kafka_bootstrap, s.topics.results, self.hub.deliver_early, self.metrics.feed_records.inc
+            )
             self.feed.start()
             if not await asyncio.to_thread(self.feed.reading.wait, FEED_START_TIMEOUT_S):
-                log.warning("results feed: not reading %s after %.0f s; seat sockets get the projector's "
-                            "announcements until it does", s.topics.results, FEED_START_TIMEOUT_S)
+                log.warning(
+                    "results feed: not reading %s after %.0f s; seat sockets get the projector's "
+                    "announcements until it does",
+                    s.topics.results,
+                    FEED_START_TIMEOUT_S,
+                )
         self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
-        self.history = MatchHistory(s.kafka_bootstrap, s.topics.moves, self.projection.log_index,
-                                    self.metrics.history_records.inc)
+        self.history = MatchHistory(
+            s.kafka_bootstrap, s.topics.moves, self.projection.log_index, self.metrics.history_records.inc
+        )
         cluster = redis_client.is_cluster(self.redis)
         self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster)
-        self.address_limiter = RateLimiter(self.redis, keys.ratelimit_address, c.address_rate_per_s,
-                                           c.address_rate_burst, cluster)
+        self.address_limiter = RateLimiter(
+            self.redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst, cluster
+        )
         self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)
@@ -97,9 +108,18 @@ class Gateway:
             await asyncio.wait_for(self.hub.connected.wait(), 10)
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
-        log.info("gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f, "
-                 "players: %s identities, operator key %s", s.kafka_bootstrap, s.topics.moves, s.redis_url,
-                 c.redis_prefix, c.rate_per_s, c.rate_burst, c.auth_mode, "set" if c.operator_key else "off")
+        log.info(
+            "gateway ready: Kafka %s (topic %s), Redis %s (prefix %r), rate limit %.0f/s burst %.0f, "
+            "players: %s identities, operator key %s",
+            s.kafka_bootstrap,
+            s.topics.moves,
+            s.redis_url,
+            c.redis_prefix,
+            c.rate_per_s,
+            c.rate_burst,
+            c.auth_mode,
+            "set" if c.operator_key else "off",
+        )
 
     async def stop(self) -> None:
         for task in self.tasks:
@@ -126,12 +146,13 @@ async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
     while True:
         # linger 0: a lone move goes out at once (1 ms of the lone client's ~8 ms was the linger);
         # under load moves still batch, behind the one request aiokafka keeps in flight per broker
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=0,
-                                    enable_idempotence=True, request_timeout_ms=15000)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, acks="all", linger_ms=0, enable_idempotence=True, request_timeout_ms=15000
+        )
         try:
             await producer.start()
             return producer
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             with contextlib.suppress(Exception):
                 await producer.stop()
             if asyncio.get_running_loop().time() > deadline:
@@ -149,7 +170,7 @@ async def _partitions(producer: AIOKafkaProducer, topic: str, configured: int) -
     return len(found)
 
 
-def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConfig] = None) -> FastAPI:
+def create_app(settings: Settings | None = None, config: GatewayConfig | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     config = config or GatewayConfig.from_env(settings.home)
     gateway = Gateway(settings, config)
@@ -166,7 +187,7 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
         title="plylog gateway",
         version="1",
         description="Play, watch and replay plylog matches: seat tokens, live streams (SSE), time travel, "
-                    "leaderboards. Errors are JSON: `{\"error\": {\"code\", \"message\"}}`.",
+        'leaderboards. Errors are JSON: `{"error": {"code", "message"}}`.',
         lifespan=lifespan,
     )
     app.state.gateway = gateway
@@ -183,7 +204,9 @@ def create_app(settings: Optional[Settings] = None, config: Optional[GatewayConf
     if (STATIC_DIR / "index.html").is_file():
         app.mount("/", StaticFiles(directory=STATIC_DIR, html=True), name="web")
     else:
+
         @app.get("/", include_in_schema=False)
         async def _root() -> RedirectResponse:
             return RedirectResponse("/docs")
+
     return app

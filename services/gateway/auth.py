@@ -1,10 +1,12 @@
 """Who a request comes from: its bearer credential (a seat token, a player credential, the
 operator key), its client address, the rate limits keyed by what the caller cannot choose, and the
 cap on the live streams (SSE streams and sockets) one client address may hold open."""
+
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 from fastapi import Request
 from starlette.requests import HTTPConnection
@@ -12,7 +14,8 @@ from starlette.requests import HTTPConnection
 from .app import Gateway
 from .errors import ApiError
 from .identity import Identity, InvalidCredential
-from .tokens import InvalidToken, Seat as SeatClaim
+from .tokens import InvalidToken
+from .tokens import Seat as SeatClaim
 
 WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
 
@@ -25,8 +28,12 @@ def bearer(request: HTTPConnection, what: str) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "unauthorized", f"{what} is required: send `Authorization: Bearer <credential>`",
-                       headers=WWW_AUTHENTICATE)
+        raise ApiError(
+            401,
+            "unauthorized",
+            f"{what} is required: send `Authorization: Bearer <credential>`",
+            headers=WWW_AUTHENTICATE,
+        )
     return token.strip()
 
 
@@ -39,16 +46,22 @@ def identity_of(request: Request) -> Identity:
         raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
 
 
-def seat_of(request: Request, match_id: str, seats: Optional[list[Optional[str]]] = None,
-            to_move: Optional[list[int]] = None) -> SeatClaim:
+def seat_of(
+    request: Request, match_id: str, seats: list[str | None] | None = None, to_move: list[int] | None = None
+) -> SeatClaim:
     """The seat the bearer may act for: a seat token of this match (401 forged, 403 another match),
     or a player credential whose player holds a seat (the one to move when they hold both)."""
     credential = bearer(request, "a seat token (from creating or joining the match) or your player credential")
     return seat_claim(gw(request), credential, match_id, seats, to_move)
 
 
-def seat_claim(gateway: Gateway, credential: str, match_id: str, seats: Optional[list[Optional[str]]] = None,
-               to_move: Optional[list[int]] = None) -> SeatClaim:
+def seat_claim(
+    gateway: Gateway,
+    credential: str,
+    match_id: str,
+    seats: list[str | None] | None = None,
+    to_move: list[int] | None = None,
+) -> SeatClaim:
     """`seat_of` for a credential however it came (a header, a socket's subprotocol)."""
     if gateway.tokens.looks_like_seat_token(credential):
         try:
@@ -87,33 +100,47 @@ async def limit_player(request: Request, player: str) -> None:
 
 async def player_limit(gateway: Gateway, player: str) -> None:
     """`limit_player` where there is no request (an action sent over a socket)."""
-    await _take(gateway, gateway.limiter.take(player), f"from {player!r}", gateway.config.rate_per_s,
-                gateway.config.rate_burst)
+    await _take(
+        gateway, gateway.limiter.take(player), f"from {player!r}", gateway.config.rate_per_s, gateway.config.rate_burst
+    )
 
 
 async def limit_address(request: Request) -> None:
     """Creates, joins and new identities are limited per client address too (identities are free)."""
     gateway = gw(request)
     address = client_address(request)
-    await _take(gateway, gateway.address_limiter.take(address), f"from {address}", gateway.config.address_rate_per_s,
-                gateway.config.address_rate_burst)
+    await _take(
+        gateway,
+        gateway.address_limiter.take(address),
+        f"from {address}",
+        gateway.config.address_rate_per_s,
+        gateway.config.address_rate_burst,
+    )
 
 
 async def _take(gateway: Gateway, taking: Any, whom: str, rate: float, burst: float) -> None:
     verdict = await taking
     if not verdict.allowed:
         gateway.metrics.rate_limited.inc()
-        raise ApiError(429, "rate_limited", f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); "
-                                            f"retry in {verdict.retry_after_ms} ms",
-                       headers={"Retry-After": str(verdict.retry_after_s)})
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); retry in {verdict.retry_after_ms} ms",
+            headers={"Retry-After": str(verdict.retry_after_s)},
+        )
 
 
 def stream_cap(gateway: Gateway, client: str) -> None:
     """429 when `client` already holds as many live streams (SSE streams and sockets together) as
     one client address may (PLYLOG_STREAMS_PER_CLIENT)."""
     if gateway.open_streams[client] >= gateway.config.streams_per_client:
-        raise ApiError(429, "rate_limited", f"{client} has {gateway.open_streams[client]} live streams open, the most "
-                                            "one client may (PLYLOG_STREAMS_PER_CLIENT); close one", headers={"Retry-After": "5"})
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"{client} has {gateway.open_streams[client]} live streams open, the most "
+            "one client may (PLYLOG_STREAMS_PER_CLIENT); close one",
+            headers={"Retry-After": "5"},
+        )
 
 
 @contextlib.contextmanager

@@ -38,12 +38,13 @@ PLYLOG_SOCKET_DEFLATE           0         1: offer permessage-deflate on seat so
                                           move, a zlib context per socket; off as in socket.io)
 =============================== ========= ====================================================
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
 
 from services.common.redis_keys import prefix_from_env
 from services.common.settings import SettingsError, env_number, secret_key
@@ -65,8 +66,8 @@ class GatewayConfig:
     timekeeper_interval_s: float = 0.5
     legal_actions_cap: int = 500
     auth_mode: str = "guest"
-    operator_key: Optional[str] = None
-    jwt: Optional[JwtSettings] = None
+    operator_key: str | None = None
+    jwt: JwtSettings | None = None
     address_rate_per_s: float = 20.0
     address_rate_burst: float = 40.0
     trusted_proxies: frozenset[str] = frozenset()
@@ -77,7 +78,7 @@ class GatewayConfig:
     socket_deflate: bool = False
 
     @classmethod
-    def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> "GatewayConfig":
+    def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> GatewayConfig:
         env = os.environ if env is None else env
         return cls(
             secret=load_secret(home, env),
@@ -114,14 +115,16 @@ def _auth_mode(env: Mapping[str, str]) -> str:
     return mode
 
 
-def _jwt(env: Mapping[str, str]) -> Optional[JwtSettings]:
+def _jwt(env: Mapping[str, str]) -> JwtSettings | None:
     """The platform-token check (jwt mode), from PLYLOG_JWT_*; None in guest mode."""
     if _auth_mode(env) != "jwt":
         return None
     secret, public = env.get("PLYLOG_JWT_KEY", ""), env.get("PLYLOG_JWT_PUBLIC_KEY", "")
     if bool(secret) == bool(public):
-        raise SettingsError("PLYLOG_AUTH=jwt needs exactly one of PLYLOG_JWT_KEY (a shared secret, HS256) or "
-                            "PLYLOG_JWT_PUBLIC_KEY (a PEM public key, or @path)")
+        raise SettingsError(
+            "PLYLOG_AUTH=jwt needs exactly one of PLYLOG_JWT_KEY (a shared secret, HS256) or "
+            "PLYLOG_JWT_PUBLIC_KEY (a PEM public key, or @path)"
+        )
     if public.startswith("@"):
         try:
             public = Path(public[1:]).read_text()
@@ -131,9 +134,17 @@ def _jwt(env: Mapping[str, str]) -> Optional[JwtSettings]:
         raise SettingsError("PLYLOG_JWT_KEY is shorter than 32 characters (HS256 needs a long random secret)")
     default = "HS256" if secret else "RS256,ES256,EdDSA"
     algorithms = tuple(a.strip() for a in env.get("PLYLOG_JWT_ALGORITHMS", default).split(",") if a.strip())
-    if secret and any(not a.startswith("HS") for a in algorithms) or public and any(a.startswith("HS") for a in algorithms):
-        raise SettingsError(f"PLYLOG_JWT_ALGORITHMS={','.join(algorithms)} does not fit the key given "
-                            "(HS* with PLYLOG_JWT_KEY, RS*/ES*/PS*/EdDSA with PLYLOG_JWT_PUBLIC_KEY)")
-    return JwtSettings(key=secret.encode() if secret else public, algorithms=algorithms,
-                       audience=env.get("PLYLOG_JWT_AUDIENCE") or None, issuer=env.get("PLYLOG_JWT_ISSUER") or None,
-                       player_claim=env.get("PLYLOG_JWT_PLAYER_CLAIM", "sub") or "sub")
+    if (secret and any(not a.startswith("HS") for a in algorithms)) or (
+        public and any(a.startswith("HS") for a in algorithms)
+    ):
+        raise SettingsError(
+            f"PLYLOG_JWT_ALGORITHMS={','.join(algorithms)} does not fit the key given "
+            "(HS* with PLYLOG_JWT_KEY, RS*/ES*/PS*/EdDSA with PLYLOG_JWT_PUBLIC_KEY)"
+        )
+    return JwtSettings(
+        key=secret.encode() if secret else public,
+        algorithms=algorithms,
+        audience=env.get("PLYLOG_JWT_AUDIENCE") or None,
+        issuer=env.get("PLYLOG_JWT_ISSUER") or None,
+        player_claim=env.get("PLYLOG_JWT_PLAYER_CLAIM", "sub") or "sub",
+    )

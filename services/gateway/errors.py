@@ -1,21 +1,32 @@
 """Every error the gateway returns is JSON: {"error": {"code": ..., "message": ...}}."""
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-          409: "conflict", 413: "too_large", 422: "malformed", 429: "rate_limited", 503: "unavailable"}
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    422: "malformed",
+    429: "rate_limited",
+    503: "unavailable",
+}
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: Optional[dict[str, str]] = None,
-                 **extra: Any):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.headers = headers or {}
@@ -51,8 +62,11 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body(code, str(exc.detail)), exc.status_code, headers=getattr(exc, "headers", None))
 
     async def _redis_down(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse(error_body("unavailable", f"Redis is unavailable ({type(exc).__name__}: {exc}); retry"),
-                            503, headers={"Retry-After": "1"})
+        return JSONResponse(
+            error_body("unavailable", f"Redis is unavailable ({type(exc).__name__}: {exc}); retry"),
+            503,
+            headers={"Retry-After": "1"},
+        )
 
     app.add_exception_handler(RedisConnectionError, _redis_down)
     app.add_exception_handler(RedisTimeoutError, _redis_down)

@@ -17,14 +17,15 @@ Cost control, so that walking through old matches never stalls anyone else:
   and a finished match's fold is never read again;
 - reads run on a small pool of consumers in threads, so one long read holds one of them only.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Optional
 
 from kafka import KafkaConsumer, TopicPartition
 
@@ -59,19 +60,24 @@ class Folded:
     event_ids: list[str] = field(default_factory=list)  # of the accepted records, index seq-1
 
     @property
-    def current(self) -> Optional[MatchState]:
+    def current(self) -> MatchState | None:
         return self.states[-1] if self.states else None
 
     @property
     def finished(self) -> bool:
         return self.current is not None and self.current.status == "over"
 
-    def at(self, seq: int) -> Optional[MatchState]:
+    def at(self, seq: int) -> MatchState | None:
         return self.states[seq - 1] if 1 <= seq <= len(self.states) else None
 
     def feed(self, records: list[Record]) -> None:
-        for _, taken in refold(records, topic=self.topic, partitions=self.partitions, match_id=self.match_id,
-                               replayers={self.partition: self.replayer}):
+        for _, taken in refold(
+            records,
+            topic=self.topic,
+            partitions=self.partitions,
+            match_id=self.match_id,
+            replayers={self.partition: self.replayer},
+        ):
             if taken is not None and taken.changed:
                 self.states.append(taken.state)
                 self.event_ids.append(taken.result["event_id"])
@@ -80,13 +86,18 @@ class Folded:
 
 
 class MatchHistory:
-    def __init__(self, bootstrap: str, topic: str, index: Callable[[str], Awaitable[LogIndex]],
-                 read: Callable[[int], None] = lambda count: None):
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        index: Callable[[str], Awaitable[LogIndex]],
+        read: Callable[[int], None] = lambda count: None,
+    ):
         self._note_read = read
         self._bootstrap = bootstrap
         self._topic = topic
         self._index = index
-        self._partitions: Optional[int] = None
+        self._partitions: int | None = None
         self._readers: asyncio.Queue[KafkaConsumer] = asyncio.Queue()
         self._made = 0
         self._cache: OrderedDict[str, Folded] = OrderedDict()
@@ -117,20 +128,24 @@ class MatchHistory:
         partition = partition_of(match_id.encode(), partitions)
         start = index.first_offset
         if start is None:
-            start = await self._with_reader(self._offset_at, TopicPartition(self._topic, partition),
-                                            max(0, to_ms(created_at) - START_MARGIN_MS))
+            start = await self._with_reader(
+                self._offset_at, TopicPartition(self._topic, partition), max(0, to_ms(created_at) - START_MARGIN_MS)
+            )
         folded = Folded(match_id, self._topic, partitions, partition, start)
         await self._read_into(folded, index.last_offset)
         if not folded.finished:  # the log may be ahead of the projection (a seat socket's early result)
             await self._read_into(folded, None)
-        if not (folded.event_ids and folded.event_ids[:len(index.event_ids)] == index.event_ids):
-            log.info("history: %s refolded from the partition start (the fold from offset %d disagreed with the "
-                     "projection)", match_id, start)
+        if not (folded.event_ids and folded.event_ids[: len(index.event_ids)] == index.event_ids):
+            log.info(
+                "history: %s refolded from the partition start (the fold from offset %d disagreed with the projection)",
+                match_id,
+                start,
+            )
             folded = Folded(match_id, self._topic, partitions, partition, 0)
             await self._read_into(folded, None)
         return folded
 
-    async def _read_into(self, folded: Folded, last_offset: Optional[int]) -> None:
+    async def _read_into(self, folded: Folded, last_offset: int | None) -> None:
         """Feed the match's records from its next offset to `last_offset` (its last accepted
         record, when the match is over) or else to the partition's current end."""
         tp = TopicPartition(self._topic, folded.partition)
@@ -173,9 +188,14 @@ class MatchHistory:
 
     def _new_consumer(self) -> KafkaConsumer:
         try:
-            return KafkaConsumer(bootstrap_servers=self._bootstrap, group_id=None, enable_auto_commit=False,
-                                 fetch_max_bytes=32 * 1024 * 1024, request_timeout_ms=15000)
-        except Exception as error:  # noqa: BLE001
+            return KafkaConsumer(
+                bootstrap_servers=self._bootstrap,
+                group_id=None,
+                enable_auto_commit=False,
+                fetch_max_bytes=32 * 1024 * 1024,
+                request_timeout_ms=15000,
+            )
+        except Exception as error:
             raise HistoryUnavailable(f"cannot reach the broker at {self._bootstrap}: {error}") from error
 
     def _count_partitions(self, consumer: KafkaConsumer) -> int:
@@ -189,7 +209,7 @@ class MatchHistory:
         found = consumer.offsets_for_times({tp: at_ms})
         return found[tp].offset if found.get(tp) is not None else 0
 
-    def _read(self, consumer: KafkaConsumer, tp: TopicPartition, start: int, last: Optional[int]) -> list[Record]:
+    def _read(self, consumer: KafkaConsumer, tp: TopicPartition, start: int, last: int | None) -> list[Record]:
         """Records of the partition from `start` through `last` (or to its current end)."""
         try:
             consumer.assign([tp])
@@ -201,12 +221,13 @@ class MatchHistory:
             deadline = time.monotonic() + READ_TIMEOUT_S
             while consumer.position(tp) < end:
                 if time.monotonic() > deadline:
-                    raise HistoryUnavailable(f"reading {tp.topic}[{tp.partition}] from {start} to {end} "
-                                             f"took over {READ_TIMEOUT_S}s")
+                    raise HistoryUnavailable(
+                        f"reading {tp.topic}[{tp.partition}] from {start} to {end} took over {READ_TIMEOUT_S}s"
+                    )
                 for messages in consumer.poll(timeout_ms=1000, max_records=5000).values():
                     records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages if m.offset < end)
             return records
         except HistoryUnavailable:
             raise
-        except Exception as error:  # noqa: BLE001 - broker trouble: say so, keep serving the rest
+        except Exception as error:
             raise HistoryUnavailable(f"reading {tp.topic}[{tp.partition}]: {error}") from error

@@ -16,6 +16,7 @@ Credentials (all in `Authorization: Bearer <credential>`):
 Player ids starting `bot:` or `plylog-` belong to plylog's own bots and services: no credential
 names one.
 """
+
 from __future__ import annotations
 
 import base64
@@ -25,7 +26,7 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 RESERVED_PREFIXES = ("bot:", "plylog-")
 GUEST_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
@@ -52,8 +53,8 @@ class Identity:
 class JwtSettings:
     key: Any  # a shared secret (bytes) or a public key (PEM text)
     algorithms: tuple[str, ...]
-    audience: Optional[str] = None
-    issuer: Optional[str] = None
+    audience: str | None = None
+    issuer: str | None = None
     player_claim: str = "sub"
 
 
@@ -75,7 +76,7 @@ def same(given: str, expected: str) -> bool:
 
 
 class Authenticator:
-    def __init__(self, secret: bytes, mode: str, operator_key: Optional[str], jwt: Optional[JwtSettings] = None):
+    def __init__(self, secret: bytes, mode: str, operator_key: str | None, jwt: JwtSettings | None = None):
         self._secret = secret
         self.mode = mode
         self._operator_key = operator_key
@@ -111,7 +112,7 @@ class Authenticator:
 
     def _expected(self) -> str:
         if self.mode == "guest":
-            return "not a player credential: get one with POST /v1/players {\"name\": ...} (a guest token g1.…)"
+            return 'not a player credential: get one with POST /v1/players {"name": ...} (a guest token g1.…)'
         return "not a player credential: send your platform's token (a JWT) or the operator key"
 
     def _guest(self, credential: str) -> Identity:
@@ -131,14 +132,21 @@ class Authenticator:
 
         settings = self._jwt
         try:
-            claims = jwt.decode(credential, settings.key, algorithms=list(settings.algorithms),
-                                audience=settings.audience, issuer=settings.issuer,
-                                options={"require": ["exp", settings.player_claim], "verify_aud": bool(settings.audience)})
+            claims = jwt.decode(
+                credential,
+                settings.key,
+                algorithms=list(settings.algorithms),
+                audience=settings.audience,
+                issuer=settings.issuer,
+                options={"require": ["exp", settings.player_claim], "verify_aud": bool(settings.audience)},
+            )
         except jwt.PyJWTError as error:
             raise InvalidCredential(f"the platform token is not valid: {error}") from None
         player = claims.get(settings.player_claim)
         if not isinstance(player, str) or not 0 < len(player) <= 64:
-            raise InvalidCredential(f"the platform token's {settings.player_claim!r} claim is not a player id (1-64 characters)")
+            raise InvalidCredential(
+                f"the platform token's {settings.player_claim!r} claim is not a player id (1-64 characters)"
+            )
         if reserved(player):
             raise InvalidCredential(f"player ids starting {' or '.join(RESERVED_PREFIXES)} are plylog's own")
         return Identity(player, "jwt")

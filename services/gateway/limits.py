@@ -1,5 +1,6 @@
 """The request body limit, applied before a body is read or parsed: a declared length over the
 limit is refused at once, and a body sent without one (chunked) is cut off as soon as it passes it."""
+
 from __future__ import annotations
 
 import orjson
@@ -42,9 +43,20 @@ class BodyLimitMiddleware:
         await self.app(scope, counted, answering)
 
     async def _refuse(self, send: Send, size: str) -> None:
-        body = orjson.dumps(error_body("too_large", f"the request body is {size} bytes; the limit is {self.max_bytes} "
-                                                    "(PLYLOG_MAX_BODY_BYTES)"))
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                (b"connection", b"close")]})
+        body = orjson.dumps(
+            error_body(
+                "too_large", f"the request body is {size} bytes; the limit is {self.max_bytes} (PLYLOG_MAX_BODY_BYTES)"
+            )
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})

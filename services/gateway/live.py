@@ -14,13 +14,15 @@ copies arrive, marked, and the stream (sse.py) keeps one of each. An announcemen
 every listener of its match has taken from the topic already is left out here (most of them,
 for sockets: the work of waking each stream for a copy it would drop).
 """
+
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
 from collections import OrderedDict, defaultdict
-from typing import Any, Callable, Iterator, NamedTuple, Optional
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import orjson
 import redis.asyncio as aioredis
@@ -57,7 +59,7 @@ class Listener:
         except asyncio.QueueFull:
             self.resync = True
 
-    async def get(self, timeout: Optional[float]) -> Optional[Arrival]:
+    async def get(self, timeout: float | None) -> Arrival | None:
         """The next result, or None after `timeout` seconds. (asyncio.timeout, not wait_for: on
         Python 3.11 wait_for loses a cancellation that comes as a queued result is taken, and the
         stream being closed would go on reading.)"""
@@ -69,8 +71,7 @@ class Listener:
 
 
 class LiveHub:
-    def __init__(self, client: aioredis.Redis, keys: Keys,
-                 reconnect: Optional[Callable[[int], aioredis.Redis]] = None):
+    def __init__(self, client: aioredis.Redis, keys: Keys, reconnect: Callable[[int], aioredis.Redis] | None = None):
         """`reconnect(attempt)`: a new client after a lost connection (a Redis Cluster's next node)."""
         self._client = client
         self._reconnect = reconnect

@@ -6,13 +6,14 @@ create the rules accepted in that very request, at an accepted join, or later fr
 nobody but the creator: the other seat is reserved for that player, who takes it with their own
 credential (`join`), so nobody plays — or loses a rated match — without having said so.
 """
+
 from __future__ import annotations
 
 import asyncio
 import itertools
 import secrets
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -21,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from games.registry import get_game
 from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
 from schemas.lifecycle import Clock
-
 from services.common import bot_directory
 
 from .app import Gateway
@@ -29,9 +29,9 @@ from .auth import gw, identity_of, limit_address, limit_player, seat_of
 from .errors import ApiError
 from .history import Folded, HistoryUnavailable
 from .identity import Identity, reserved
+from .submit import move_record
 
 BOT_PREFIX = "bot:"
-from .submit import move_record
 
 router = APIRouter()
 MAX_WAIT_S = 60.0
@@ -47,31 +47,37 @@ class NewPlayer(Body):
 
 class NewMatch(Body):
     game: GameName
-    seats: list[Optional[PlayerId]] = Field(min_length=2, max_length=2,
-                                            description="seat 0 first: yourself, null (an open seat), or another "
-                                                        "player (the seat is reserved for them; they join it)")
+    seats: list[PlayerId | None] = Field(
+        min_length=2,
+        max_length=2,
+        description="seat 0 first: yourself, null (an open seat), or another "
+        "player (the seat is reserved for them; they join it)",
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="the game's options (rules/<game>.md)")
-    clock: Optional[Clock] = None
-    match_id: Optional[MatchId] = Field(default=None, description="omitted: a new random id")
-    creator: Optional[PlayerId] = Field(default=None, description="operator only: who creates it (default: the "
-                                                                  "credential's player)")
+    clock: Clock | None = None
+    match_id: MatchId | None = Field(default=None, description="omitted: a new random id")
+    creator: PlayerId | None = Field(
+        default=None, description="operator only: who creates it (default: the credential's player)"
+    )
 
 
 class JoinRequest(Body):
-    player: Optional[PlayerId] = Field(default=None, description="operator only: the player who joins "
-                                                                 "(others join as their credential's player)")
+    player: PlayerId | None = Field(
+        default=None, description="operator only: the player who joins (others join as their credential's player)"
+    )
 
 
 class ActionRequest(Body):
     action: dict[str, Any] = Field(description='a lifecycle or game action, e.g. {"type": "resign"}')
-    event_id: Optional[EventId] = Field(default=None, description="idempotency key; omitted: a new one")
-    expected_seq: Optional[int] = Field(default=None, ge=0, le=2**53, strict=True,
-                                        description="reject as stale unless the match is at this seq")
-    seat: Optional[Seat] = Field(default=None, description="the seat you act for; must be the token's")
+    event_id: EventId | None = Field(default=None, description="idempotency key; omitted: a new one")
+    expected_seq: int | None = Field(
+        default=None, ge=0, le=2**53, strict=True, description="reject as stale unless the match is at this seq"
+    )
+    seat: Seat | None = Field(default=None, description="the seat you act for; must be the token's")
 
 
 # --- helpers -------------------------------------------------------------------------------------------
-def _wait_timeout(gateway: Gateway, timeout: Optional[float]) -> float:
+def _wait_timeout(gateway: Gateway, timeout: float | None) -> float:
     return min(timeout, MAX_WAIT_S) if timeout is not None else gateway.config.wait_timeout_s
 
 
@@ -88,8 +94,12 @@ async def _refuse_known_id(gateway: Gateway, match_id: str) -> None:
     one under its id, while its history stays the old match's."""
     found = await gateway.projection.match_fields(match_id, "status")
     if found is not None:
-        raise ApiError(409, "match_exists", f"match {match_id!r} already exists ({found['game']}, {found['status']}); "
-                                            "omit match_id for a new random id")
+        raise ApiError(
+            409,
+            "match_exists",
+            f"match {match_id!r} already exists ({found['game']}, {found['status']}); "
+            "omit match_id for a new random id",
+        )
 
 
 def _rejection(result: dict[str, Any], status: int) -> ApiError:
@@ -98,13 +108,20 @@ def _rejection(result: dict[str, Any], status: int) -> ApiError:
 
 
 def _pending(record: dict[str, Any], what: str) -> JSONResponse:
-    return JSONResponse({"status": "pending", "match_id": record["match_id"], "event_id": record["event_id"],
-                         "message": f"written to the log; no result within the wait time. Watch the stream; once "
-                                    f"{what}, GET /v1/matches/{record['match_id']}/tokens with your credential "
-                                    "gives your seat token(s)"}, 202)
+    return JSONResponse(
+        {
+            "status": "pending",
+            "match_id": record["match_id"],
+            "event_id": record["event_id"],
+            "message": f"written to the log; no result within the wait time. Watch the stream; once "
+            f"{what}, GET /v1/matches/{record['match_id']}/tokens with your credential "
+            "gives your seat token(s)",
+        },
+        202,
+    )
 
 
-async def _playable_bots(gateway: Gateway, game: str, wanted: list[Optional[str]]) -> set[str]:
+async def _playable_bots(gateway: Gateway, game: str, wanted: list[str | None]) -> set[str]:
     """The `bot:<id>` players of `wanted` a running bot service plays for `game` (422 for others)."""
     asked = [p for p in wanted if p is not None and p.startswith(BOT_PREFIX)]
     if not asked:
@@ -113,16 +130,26 @@ async def _playable_bots(gateway: Gateway, game: str, wanted: list[Optional[str]
     for player in asked:
         entry = known.get(player)
         if entry is None or not entry.playable or game not in entry.games:
-            why = ("no bot service plays it now" if entry is not None and not entry.fresh else
-                   "an operator turned it off" if entry is not None and not entry.enabled else
-                   f"it does not play {game}" if entry is not None else "there is no such bot")
+            why = (
+                "no bot service plays it now"
+                if entry is not None and not entry.fresh
+                else "an operator turned it off"
+                if entry is not None and not entry.enabled
+                else f"it does not play {game}"
+                if entry is not None
+                else "there is no such bot"
+            )
             players = sorted(p for p, e in known.items() if e.playable and game in e.games)
-            raise ApiError(422, "unknown_bot", f"{player!r} cannot take a seat: {why}. Bots for {game}: "
-                                               f"{', '.join(players) or 'none (is the bot service running?)'}")
+            raise ApiError(
+                422,
+                "unknown_bot",
+                f"{player!r} cannot take a seat: {why}. Bots for {game}: "
+                f"{', '.join(players) or 'none (is the bot service running?)'}",
+            )
     return set(asked)
 
 
-def _seating(identity: Identity, wanted: list[Optional[str]], bots: set[str]) -> tuple[list[Optional[str]], list[Optional[str]]]:
+def _seating(identity: Identity, wanted: list[str | None], bots: set[str]) -> tuple[list[str | None], list[str | None]]:
     """(seats, invited) of a create: the operator seats whom it names; a player seats themselves
     and the bots it names, and reserves the seats of the other players it names."""
     for player in wanted:
@@ -136,14 +163,19 @@ def _seating(identity: Identity, wanted: list[Optional[str]], bots: set[str]) ->
     return seats, invited
 
 
-def _tokens_for(gateway: Gateway, identity: Identity, match_id: str, seats: list[Optional[str]]) -> list[Optional[str]]:
-    return [gateway.tokens.issue(match_id, seat) if player is not None and (identity.operator or player == identity.player)
-            else None for seat, player in enumerate(seats)]
+def _tokens_for(gateway: Gateway, identity: Identity, match_id: str, seats: list[str | None]) -> list[str | None]:
+    return [
+        gateway.tokens.issue(match_id, seat)
+        if player is not None and (identity.operator or player == identity.player)
+        else None
+        for seat, player in enumerate(seats)
+    ]
 
 
 # --- identities ----------------------------------------------------------------------------------------
-@router.post("/v1/players", status_code=201, tags=["play"],
-             summary="A new guest identity: its player id and token (guest mode)")
+@router.post(
+    "/v1/players", status_code=201, tags=["play"], summary="A new guest identity: its player id and token (guest mode)"
+)
 async def new_player(body: NewPlayer, request: Request) -> Any:
     gateway = gw(request)
     await limit_address(request)
@@ -162,20 +194,25 @@ async def whoami(request: Request) -> Any:
 
 
 @router.get("/v1/bots", tags=["play"], summary="The bots you can play against, per game, weak to strong")
-async def bots(request: Request, game: Optional[GameName] = None) -> Any:
+async def bots(request: Request, game: GameName | None = None) -> Any:
     from games.bots import LEVELS
 
     gateway = gw(request)
     entries = {e.bot_id: e for e in await bot_directory.entries(gateway.redis, gateway.projection.keys)}
     games = [game] if game else list(LEVELS)
-    return {"bots": {g: [entries[b].as_dict() for b in LEVELS[g] if b in entries and entries[b].playable]
-                     for g in games}}
+    return {
+        "bots": {g: [entries[b].as_dict() for b in LEVELS[g] if b in entries and entries[b].playable] for g in games}
+    }
 
 
 # --- matches: create, join, tokens, act -------------------------------------------------------------
-@router.post("/v1/matches", status_code=201, tags=["play"],
-             summary="Create a match; returns the seat tokens of the caller's seats")
-async def create_match(body: NewMatch, request: Request, timeout: Optional[float] = Query(None, gt=0)) -> Any:
+@router.post(
+    "/v1/matches",
+    status_code=201,
+    tags=["play"],
+    summary="Create a match; returns the seat tokens of the caller's seats",
+)
+async def create_match(body: NewMatch, request: Request, timeout: float | None = Query(None, gt=0)) -> Any:
     gateway = gw(request)
     identity = identity_of(request)
     if body.creator is not None and not identity.operator and body.creator != identity.player:
@@ -197,15 +234,31 @@ async def create_match(body: NewMatch, request: Request, timeout: Optional[float
         return _pending(record, "the match is created")
     if result["status"] != "accepted" or result["duplicate"]:
         raise _rejection(result, 409 if result.get("reason", {}).get("code") == "match_exists" else 422)
-    return JSONResponse({"match_id": match_id, "seq": result["seq"], "seats": seats, "invited": invited,
-                         "tokens": _tokens_for(gateway, identity, match_id, seats), "view": result["view"]}, 201,
-                        headers={"Location": f"/v1/matches/{match_id}"})
+    return JSONResponse(
+        {
+            "match_id": match_id,
+            "seq": result["seq"],
+            "seats": seats,
+            "invited": invited,
+            "tokens": _tokens_for(gateway, identity, match_id, seats),
+            "view": result["view"],
+        },
+        201,
+        headers={"Location": f"/v1/matches/{match_id}"},
+    )
 
 
-@router.post("/v1/matches/{match_id}/join", tags=["play"],
-             summary="Take an open seat (the one reserved for you, if any); returns its token")
-async def join_match(match_id: MatchId, request: Request, body: Optional[JoinRequest] = None,
-                     timeout: Optional[float] = Query(None, gt=0)) -> Any:
+@router.post(
+    "/v1/matches/{match_id}/join",
+    tags=["play"],
+    summary="Take an open seat (the one reserved for you, if any); returns its token",
+)
+async def join_match(
+    match_id: MatchId,
+    request: Request,
+    body: JoinRequest | None = None,
+    timeout: float | None = Query(None, gt=0),
+) -> Any:
     gateway = gw(request)
     identity = identity_of(request)
     named = body.player if body is not None else None
@@ -224,12 +277,21 @@ async def join_match(match_id: MatchId, request: Request, body: Optional[JoinReq
     if result["status"] != "accepted" or result["duplicate"]:
         raise _rejection(result, 409)
     joined = next(e for e in result["events"] if e["type"] == "seat_joined")
-    return {"match_id": match_id, "seat": joined["seat"], "player": player,
-            "token": gateway.tokens.issue(match_id, joined["seat"]), "seq": result["seq"], "view": result["view"]}
+    return {
+        "match_id": match_id,
+        "seat": joined["seat"],
+        "player": player,
+        "token": gateway.tokens.issue(match_id, joined["seat"]),
+        "seq": result["seq"],
+        "view": result["view"],
+    }
 
 
-@router.get("/v1/matches/{match_id}/tokens", tags=["play"],
-            summary="The seat tokens of the seats the caller holds (the operator: every seat)")
+@router.get(
+    "/v1/matches/{match_id}/tokens",
+    tags=["play"],
+    summary="The seat tokens of the seats the caller holds (the operator: every seat)",
+)
 async def seat_tokens(match_id: MatchId, request: Request) -> Any:
     gateway = gw(request)
     identity = identity_of(request)
@@ -240,10 +302,19 @@ async def seat_tokens(match_id: MatchId, request: Request) -> Any:
     return JSONResponse({"match_id": match_id, "seats": seats, "tokens": tokens}, headers={"Cache-Control": "no-store"})
 
 
-@router.post("/v1/matches/{match_id}/actions", status_code=202, tags=["play"],
-             summary="Submit an action for the token's seat (wait=true: get its result)")
-async def act(match_id: MatchId, body: ActionRequest, request: Request, wait: bool = False,
-              timeout: Optional[float] = Query(None, gt=0)) -> Any:
+@router.post(
+    "/v1/matches/{match_id}/actions",
+    status_code=202,
+    tags=["play"],
+    summary="Submit an action for the token's seat (wait=true: get its result)",
+)
+async def act(
+    match_id: MatchId,
+    body: ActionRequest,
+    request: Request,
+    wait: bool = False,
+    timeout: float | None = Query(None, gt=0),
+) -> Any:
     gateway = gw(request)
     claim, seats = await _seat(request, match_id, body.seat)
     record = seat_action(match_id, claim.seat, seats, body)
@@ -258,11 +329,15 @@ async def act(match_id: MatchId, body: ActionRequest, request: Request, wait: bo
 
 def action_pending(record: dict[str, Any], then: str) -> dict[str, Any]:
     """The answer to an action whose result did not come within the wait time."""
-    return {"status": "pending", "match_id": record["match_id"], "event_id": record["event_id"],
-            "message": f"written to the log; no result within the wait time ({then})"}
+    return {
+        "status": "pending",
+        "match_id": record["match_id"],
+        "event_id": record["event_id"],
+        "message": f"written to the log; no result within the wait time ({then})",
+    }
 
 
-def seat_action(match_id: str, seat: int, seats: list[Optional[str]], body: ActionRequest) -> dict[str, Any]:
+def seat_action(match_id: str, seat: int, seats: list[str | None], body: ActionRequest) -> dict[str, Any]:
     """The move record of an action sent for `seat` (over HTTP or a socket), played by the seat's
     player; 403/422 as the case may be."""
     if body.seat is not None and body.seat != seat:
@@ -272,7 +347,7 @@ def seat_action(match_id: str, seat: int, seats: list[Optional[str]], body: Acti
     return move_record(match_id, seat_player(match_id, seat, seats), body.action, body.event_id, body.expected_seq)
 
 
-def seat_player(match_id: str, seat: int, seats: list[Optional[str]]) -> str:
+def seat_player(match_id: str, seat: int, seats: list[str | None]) -> str:
     """The player who holds `seat` (403 while nobody does)."""
     player = seats[seat]
     if player is None:
@@ -280,7 +355,7 @@ def seat_player(match_id: str, seat: int, seats: list[Optional[str]]) -> str:
     return player
 
 
-async def _seat(request: Request, match_id: str, wanted: Optional[int]):
+async def _seat(request: Request, match_id: str, wanted: int | None):
     """(the seat the bearer acts for, the match's seats); 401/403/404 as the case may be."""
     meta = await known_match(gw(request), match_id, "seats", "view")
     seats = meta.get("seats") or [None, None]
@@ -298,9 +373,12 @@ async def folded(gateway: Gateway, match_id: str) -> Folded:
         raise ApiError(503, "unavailable", f"the match log cannot be read now: {error}") from None
 
 
-@router.get("/v1/matches/{match_id}/legal-actions", tags=["play"],
-            summary="The token's seat's legal actions now (empty when it is not to move)")
-async def legal_actions(match_id: MatchId, request: Request, seat: Optional[int] = Query(None, ge=0, le=1)) -> Any:
+@router.get(
+    "/v1/matches/{match_id}/legal-actions",
+    tags=["play"],
+    summary="The token's seat's legal actions now (empty when it is not to move)",
+)
+async def legal_actions(match_id: MatchId, request: Request, seat: int | None = Query(None, ge=0, le=1)) -> Any:
     claim, _ = await _seat(request, match_id, seat)
     return await legal_actions_of(gw(request), match_id, claim.seat)
 
@@ -313,16 +391,25 @@ async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[s
     if state is not None and seat in state.to_move():
         cap = gateway.config.legal_actions_cap
         listed = await asyncio.to_thread(
-            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, seat), cap + 1)))
+            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, seat), cap + 1))
+        )
         truncated = len(listed) > cap
         commit_listed = any(a.get("type") == "commit" for a in listed)
         actions = _without_guessable_secrets(listed[:cap])
-    body = {"match_id": match_id, "seat": seat, "seq": state.seq if state else 0,
-            "status": state.status if state else None, "to_move": list(state.to_move()) if state else [],
-            "actions": actions, "truncated": truncated}
+    body = {
+        "match_id": match_id,
+        "seat": seat,
+        "seq": state.seq if state else 0,
+        "status": state.status if state else None,
+        "to_move": list(state.to_move()) if state else [],
+        "actions": actions,
+        "truncated": truncated,
+    }
     if commit_listed:
-        body["hint"] = ("commit: send the MM1 commitment of a code and salt of your own "
-                        "(sha256 hex of \"MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>\"; rules/mastermind.md)")
+        body["hint"] = (
+            "commit: send the MM1 commitment of a code and salt of your own "
+            '(sha256 hex of "MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>"; rules/mastermind.md)'
+        )
     return body
 
 
@@ -331,5 +418,4 @@ def _without_guessable_secrets(actions: list[dict[str, Any]]) -> list[dict[str, 
     public data (fine for bots, fatal for a person: the code could be recovered from the public
     commitment). set_code gets a fresh unguessable salt; commit is left out (the client makes its own)."""
     salt = secrets.token_hex(16)
-    return [{**a, "salt": salt} if a.get("type") == "set_code" else a
-            for a in actions if a.get("type") != "commit"]
+    return [{**a, "salt": salt} if a.get("type") == "set_code" else a for a in actions if a.get("type") != "commit"]

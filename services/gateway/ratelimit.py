@@ -8,12 +8,13 @@ Redis round trip per action was an eighth of the gateway's CPU per socket move u
 call goes after the callbacks ready when the first came, so a lone action waits no longer than
 that. In a Redis Cluster a call's keys must share a hash slot, so there calls are by slot.
 """
+
 from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import redis.asyncio as aioredis
 from redis.crc import key_slot
@@ -61,8 +62,14 @@ class Verdict:
 class RateLimiter:
     """Buckets of one kind: `bucket(who)` names each one's key (a player's, an address's)."""
 
-    def __init__(self, client: aioredis.Redis, bucket: Callable[[str], str], rate_per_s: float, burst: float,
-                 cluster: bool = False):
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        bucket: Callable[[str], str],
+        rate_per_s: float,
+        burst: float,
+        cluster: bool = False,
+    ):
         self._bucket = bucket
         self._args = [repr(rate_per_s / 1000.0), repr(burst)]
         self._take = client.register_script(_TAKE)
@@ -89,7 +96,7 @@ class RateLimiter:
 
     async def _take_all(self, gathered: list[tuple[str, asyncio.Future]]) -> None:
         for start in range(0, len(gathered), KEYS_PER_CALL):  # one after the other: the takes stay in order
-            await self._take_some(gathered[start:start + KEYS_PER_CALL])
+            await self._take_some(gathered[start : start + KEYS_PER_CALL])
 
     async def _take_some(self, gathering: list[tuple[str, asyncio.Future]]) -> None:
         try:

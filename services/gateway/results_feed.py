@@ -13,6 +13,7 @@ committed: what was produced before a socket opened comes from Redis). Each fetc
 are handed to the loop at once; only those of matches a socket listens to are decoded there
 (LiveHub.deliver_early, which checks them as the projector does).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,27 +21,29 @@ import logging
 import threading
 import time
 import uuid
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from services.common.kafka_fetch import take_fetched
 
 log = logging.getLogger("plylog.gateway.feed")
-BATCH = 1000            # records taken from librdkafka's queue at once
-POLL_S = 0.2            # how long one take waits for a record (also how soon stop() is seen)
-REFRESH_S = 30.0        # partitions added to the topic are read from then on
-RETRY_S = 2.0           # after the broker could not be reached
+BATCH = 1000  # records taken from librdkafka's queue at once
+POLL_S = 0.2  # how long one take waits for a record (also how soon stop() is seen)
+REFRESH_S = 30.0  # partitions added to the topic are read from then on
+RETRY_S = 2.0  # after the broker could not be reached
 Deliver = Callable[[list[tuple[bytes, bytes]]], None]
 
 
 class ResultsFeed:
-    def __init__(self, bootstrap: str, topic: str, deliver: Deliver, on_records: Callable[[int], None] = lambda n: None):
+    def __init__(
+        self, bootstrap: str, topic: str, deliver: Deliver, on_records: Callable[[int], None] = lambda n: None
+    ):
         """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs."""
         self._bootstrap, self._topic, self._deliver, self._on_records = bootstrap, topic, deliver, on_records
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.reading = threading.Event()  # set once partitions are assigned
 
     def start(self) -> None:
@@ -61,8 +64,11 @@ class ResultsFeed:
                 consumer = self._consumer()
                 self._read(consumer)
             except (KafkaException, RuntimeError) as error:
-                log.warning("results feed: %s; seat sockets get the projector's announcements only, retrying in %.0f s",
-                            error, RETRY_S)
+                log.warning(
+                    "results feed: %s; seat sockets get the projector's announcements only, retrying in %.0f s",
+                    error,
+                    RETRY_S,
+                )
                 self.reading.clear()
                 self._stop.wait(RETRY_S)
             finally:
@@ -70,16 +76,18 @@ class ResultsFeed:
                     consumer.close()
 
     def _consumer(self) -> Consumer:
-        return Consumer({
-            "bootstrap.servers": self._bootstrap,
-            "group.id": f"plylog-gateway-feed-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "fetch.wait.max.ms": 50,  # the broker answers at once when it has records
-            "client.id": "plylog-gateway-feed",
-            "logger": logging.getLogger("plylog.gateway.feed.kafka"),
-            "error_cb": _log_error,
-        })
+        return Consumer(
+            {
+                "bootstrap.servers": self._bootstrap,
+                "group.id": f"plylog-gateway-feed-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "fetch.wait.max.ms": 50,  # the broker answers at once when it has records
+                "client.id": "plylog-gateway-feed",
+                "logger": logging.getLogger("plylog.gateway.feed.kafka"),
+                "error_cb": _log_error,
+            }
+        )
 
     def _assign(self, consumer: Consumer, assigned: set[int]) -> set[int]:
         """Read every partition of the topic; new ones from their end. The partitions read now."""
@@ -107,8 +115,11 @@ class ResultsFeed:
         assigned = self._assign(consumer, set())
         refresh = time.monotonic() + REFRESH_S
         while not self._stop.is_set():
-            records = [(m.key(), m.value()) for m in take_fetched(consumer, BATCH, POLL_S)
-                       if m.error() is None and m.key() is not None and m.value() is not None]
+            records = [
+                (m.key(), m.value())
+                for m in take_fetched(consumer, BATCH, POLL_S)
+                if m.error() is None and m.key() is not None and m.value() is not None
+            ]
             if records:
                 self._on_records(len(records))
                 self._loop.call_soon_threadsafe(self._deliver, records)

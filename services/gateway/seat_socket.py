@@ -14,15 +14,16 @@ match's token or a seat the credential does not hold, 4404 an unknown match, 442
 `seat`, 4429 the client's live streams at their cap (PLYLOG_STREAMS_PER_CLIENT, counted together
 with the SSE streams), 4503 Redis unavailable.
 """
+
 from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Optional
 
 import orjson
 from fastapi import APIRouter, WebSocket
-from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .app import Gateway
 from .auth import bearer, client_address, gw, seat_claim, stream_cap, stream_slot
@@ -34,8 +35,10 @@ log = logging.getLogger("plylog.gateway.socket")
 router = APIRouter()
 SUBPROTOCOL = "plylog.v1"
 BEARER_PROTOCOL = "bearer."
-HELP = (f"a seat token (or the seat's player credential; a browser offers the subprotocols {SUBPROTOCOL} and "
-        f"{BEARER_PROTOCOL}<credential>)")  # bearer() adds: "is required: send `Authorization: Bearer <credential>`"
+HELP = (
+    f"a seat token (or the seat's player credential; a browser offers the subprotocols {SUBPROTOCOL} and "
+    f"{BEARER_PROTOCOL}<credential>)"
+)  # bearer() adds: "is required: send `Authorization: Bearer <credential>`"
 
 
 @router.websocket("/v1/matches/{match_id}/play")
@@ -57,8 +60,9 @@ async def play(websocket: WebSocket, match_id: str) -> None:
         await SocketSession(gateway, websocket, match_id, seat, seats).run()
 
 
-async def _open(gateway: Gateway, websocket: WebSocket, match_id: str,
-                offered: list[str]) -> tuple[int, list[Optional[str]]]:
+async def _open(
+    gateway: Gateway, websocket: WebSocket, match_id: str, offered: list[str]
+) -> tuple[int, list[str | None]]:
     """(the seat the socket plays, the match's seats), or the ApiError the HTTP actions would raise."""
     wanted = _wanted_seat(websocket.query_params.get("seat"))
     meta = await known_match(gateway, match_id, "seats", "view")
@@ -71,7 +75,7 @@ async def _open(gateway: Gateway, websocket: WebSocket, match_id: str,
     return claim.seat, seats
 
 
-def _wanted_seat(raw: Optional[str]) -> Optional[int]:
+def _wanted_seat(raw: str | None) -> int | None:
     if raw is None:
         return None
     if raw not in ("0", "1"):
@@ -82,7 +86,7 @@ def _wanted_seat(raw: Optional[str]) -> Optional[int]:
 def _credential(websocket: WebSocket, offered: list[str]) -> str:
     for protocol in offered:
         if protocol.startswith(BEARER_PROTOCOL) and len(protocol) > len(BEARER_PROTOCOL):
-            return protocol[len(BEARER_PROTOCOL):]
+            return protocol[len(BEARER_PROTOCOL) :]
     return bearer(websocket, HELP)
 
 

@@ -20,6 +20,7 @@ is one whose event_id this socket sent and still waits for.
 Everything for the client goes through one bounded queue (PLYLOG_SOCKET_QUEUE); a client too slow
 to take it is closed with 1013 instead of growing the gateway's memory.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -28,12 +29,13 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 from fastapi import WebSocket
 from pydantic import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.websockets import WebSocketDisconnect
 
 from .app import Gateway
@@ -54,27 +56,27 @@ def close_reason(message: str) -> str:
     raw = message.encode()
     if len(raw) <= MAX_REASON_BYTES:
         return message
-    return raw[:MAX_REASON_BYTES - 3].decode(errors="ignore") + "..."
+    return raw[: MAX_REASON_BYTES - 3].decode(errors="ignore") + "..."
 
 
 @dataclass(eq=False)
 class _Waiting:
     """An action written to the log whose result this socket waits for."""
+
     record: dict[str, Any]
     started: float
-    timer: Optional[asyncio.TimerHandle] = None
+    timer: asyncio.TimerHandle | None = None
 
 
 class SocketSession:
-    def __init__(self, gateway: Gateway, websocket: WebSocket, match_id: str, seat: int,
-                 seats: list[Optional[str]]):
+    def __init__(self, gateway: Gateway, websocket: WebSocket, match_id: str, seat: int, seats: list[str | None]):
         self._gateway, self._websocket = gateway, websocket
         self._match_id, self._seat, self._seats = match_id, seat, seats
         self._player = seats[seat]
         self._outbox: asyncio.Queue[str] = asyncio.Queue(gateway.config.socket_queue)
         self._waiting: dict[str, list[_Waiting]] = {}
         self._answered: deque[str] = deque(maxlen=ANSWERED)
-        self._closing: Optional[tuple[int, str]] = None
+        self._closing: tuple[int, str] | None = None
         self._stop = asyncio.Event()
 
     async def run(self) -> None:
@@ -108,10 +110,22 @@ class SocketSession:
                 self._close(1013, f"Redis is unavailable ({type(error).__name__}); reconnect")
                 return
             seq = meta.get("seq") or 0
-            self._send({"type": "hello", "match_id": self._match_id, "seat": self._seat, "player": self._player,
-                        "seq": seq, "view": meta.get("view")})
-            tasks = [asyncio.create_task(self._write()), asyncio.create_task(self._feed(listener, seq)),
-                     asyncio.create_task(self._read()), asyncio.create_task(self._stop.wait())]
+            self._send(
+                {
+                    "type": "hello",
+                    "match_id": self._match_id,
+                    "seat": self._seat,
+                    "player": self._player,
+                    "seq": seq,
+                    "view": meta.get("view"),
+                }
+            )
+            tasks = [
+                asyncio.create_task(self._write()),
+                asyncio.create_task(self._feed(listener, seq)),
+                asyncio.create_task(self._read()),
+                asyncio.create_task(self._stop.wait()),
+            ]
             try:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -166,7 +180,8 @@ class SocketSession:
             waiting = self._take(result)
             if waiting is not None:
                 self._gateway.metrics.wait_latency.labels(result.get("status", "?")).observe(
-                    time.perf_counter() - waiting.started)
+                    time.perf_counter() - waiting.started
+                )
                 self._send({"type": "result", **result})
             elif not self._repeated(result):
                 self._send({"type": "update", **result})
@@ -174,7 +189,7 @@ class SocketSession:
     def _awaited(self, result: dict[str, Any]) -> bool:
         return result.get("player") == self._player and result.get("event_id") in self._waiting
 
-    def _take(self, result: dict[str, Any]) -> Optional[_Waiting]:
+    def _take(self, result: dict[str, Any]) -> _Waiting | None:
         """The action `result` answers, no longer waited for (None: not one of this socket's)."""
         if not self._awaited(result):
             return None
@@ -189,8 +204,11 @@ class SocketSession:
 
     def _repeated(self, result: dict[str, Any]) -> bool:
         """A redelivered rejection of an action this socket already had the answer to."""
-        return (result.get("status") == "rejected" and result.get("player") == self._player
-                and result.get("event_id") in self._answered)
+        return (
+            result.get("status") == "rejected"
+            and result.get("player") == self._player
+            and result.get("event_id") in self._answered
+        )
 
     def _expire(self, waiting: _Waiting) -> None:
         entries = self._waiting.get(waiting.record["event_id"])
@@ -252,8 +270,9 @@ class SocketSession:
         # waited for BEFORE it is written: its result may come before the broker's acknowledgement
         waiting = _Waiting(record, time.perf_counter())
         self._waiting.setdefault(record["event_id"], []).append(waiting)
-        waiting.timer = asyncio.get_running_loop().call_later(self._gateway.config.wait_timeout_s,
-                                                              self._expire, waiting)
+        waiting.timer = asyncio.get_running_loop().call_later(
+            self._gateway.config.wait_timeout_s, self._expire, waiting
+        )
         try:
             await self._gateway.submitter.submit(record)
         except ApiError as error:

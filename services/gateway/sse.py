@@ -14,10 +14,12 @@ Events: `result` (an accepted result; `id` = its seq) and `rejected` (no id: it 
 nothing). Data is the result record as JSON; results read back from the log carry no `view`,
 except the newest, which carries the current one. `: keep-alive` comments every few seconds.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, AsyncIterator, Callable, Optional
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import orjson
 
@@ -37,11 +39,20 @@ def format_event(result: dict[str, Any]) -> str:
     return f"event: rejected\ndata: {data}\n\n"
 
 
-def from_log(match_id: str, entry: dict[str, Any], view: Optional[dict[str, Any]]) -> dict[str, Any]:
+def from_log(match_id: str, entry: dict[str, Any], view: dict[str, Any] | None) -> dict[str, Any]:
     """A log zset entry in the shape of a result record."""
-    return {"v": 1, "event_id": entry.get("event_id"), "match_id": match_id, "player": entry.get("player"),
-            "status": "accepted", "seq": entry["seq"], "duplicate": False, "events": entry.get("events", []),
-            "view": view, "at": entry.get("at")}
+    return {
+        "v": 1,
+        "event_id": entry.get("event_id"),
+        "match_id": match_id,
+        "player": entry.get("player"),
+        "status": "accepted",
+        "seq": entry["seq"],
+        "duplicate": False,
+        "events": entry.get("events", []),
+        "view": view,
+        "at": entry.get("at"),
+    }
 
 
 class ResultStream:
@@ -61,20 +72,21 @@ class ResultStream:
         finally:
             self._metrics.streams.dec()
 
-    async def results(self, match_id: str, last_seq: int, listener: Listener,
-                      keep: Optional[Callable[[dict[str, Any]], bool]] = None) -> AsyncIterator[Optional[dict[str, Any]]]:
+    async def results(
+        self, match_id: str, last_seq: int, listener: Listener, keep: Callable[[dict[str, Any]], bool] | None = None
+    ) -> AsyncIterator[dict[str, Any] | None]:
         """The match's results for a listener registered before this is called: every accepted one
         after `last_seq` exactly once, in seq order (the backlog first, gaps filled from the log), the
         rejected ones as they come, and None after each keep-alive interval without any. Accepted
         results that change nothing (duplicates, repeats) are left out unless `keep` says otherwise."""
         sent = last_seq
-        for result, sent in await self._backlog(match_id, sent):
+        for result, sent in await self._backlog(match_id, sent):  # noqa: B007, B020 - `sent` ends at the last
             yield result
         while True:
             arrival = await listener.get(self._keepalive_s)
             if listener.resync:
                 listener.resync = False
-                for missed, sent in await self._backlog(match_id, sent):
+                for missed, sent in await self._backlog(match_id, sent):  # noqa: B007, B020 - as above
                     yield missed
             if arrival is None:
                 yield None
@@ -84,7 +96,7 @@ class ResultStream:
             out = await self._live(match_id, arrival.result, sent, keep)
             if out and arrival.early:
                 self._metrics.early_results.inc()
-            for fresh, sent in out:
+            for fresh, sent in out:  # noqa: B007 - as above
                 yield fresh
 
     async def _backlog(self, match_id: str, after: int) -> list[tuple[dict[str, Any], int]]:
@@ -96,8 +108,9 @@ class ResultStream:
                 out.append((from_log(match_id, entry, view if after == view_seq else None), after))
         return out
 
-    async def _live(self, match_id: str, result: dict[str, Any], sent: int,
-                    keep: Optional[Callable[[dict[str, Any]], bool]]) -> list[tuple[dict[str, Any], int]]:
+    async def _live(
+        self, match_id: str, result: dict[str, Any], sent: int, keep: Callable[[dict[str, Any]], bool] | None
+    ) -> list[tuple[dict[str, Any], int]]:
         if result.get("status") != "accepted":
             return [(result, sent)]
         seq = result.get("seq", 0)

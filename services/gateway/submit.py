@@ -1,11 +1,12 @@
 """Building move records and producing them to `plylog.moves`, optionally waiting for the result."""
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaProducer
@@ -25,12 +26,23 @@ def new_event_id() -> str:
     return uuid.uuid4().hex
 
 
-def move_record(match_id: str, player: str, action: dict[str, Any], event_id: Optional[str] = None,
-                expected_seq: Optional[int] = None, now_ms: Optional[int] = None) -> dict[str, Any]:
+def move_record(
+    match_id: str,
+    player: str,
+    action: dict[str, Any],
+    event_id: str | None = None,
+    expected_seq: int | None = None,
+    now_ms: int | None = None,
+) -> dict[str, Any]:
     """The contract's move record; `at` is now (UTC, milliseconds) unless given."""
-    record: dict[str, Any] = {"v": 1, "event_id": event_id or new_event_id(), "match_id": match_id,
-                              "player": player, "at": from_ms(now_ms if now_ms is not None else int(time.time() * 1000)),
-                              "action": action}
+    record: dict[str, Any] = {
+        "v": 1,
+        "event_id": event_id or new_event_id(),
+        "match_id": match_id,
+        "player": player,
+        "at": from_ms(now_ms if now_ms is not None else int(time.time() * 1000)),
+        "action": action,
+    }
     if expected_seq is not None:
         record["expected_seq"] = expected_seq
     return record
@@ -43,8 +55,9 @@ class Submitter:
         self._hub = hub
         self._metrics = metrics
 
-    async def submit(self, record: dict[str, Any], wait: bool = False,
-                     timeout_s: float = 10.0) -> Optional[dict[str, Any]]:
+    async def submit(
+        self, record: dict[str, Any], wait: bool = False, timeout_s: float = 10.0
+    ) -> dict[str, Any] | None:
         """Produce the record (acknowledged by the broker). With `wait`, return its result
         record, or None when none came within `timeout_s`."""
         try:
@@ -52,14 +65,16 @@ class Submitter:
         except orjson.JSONEncodeError as error:  # e.g. an integer beyond 64 bits
             raise ApiError(422, "malformed", f"the action cannot be encoded as JSON: {error}") from None
         if len(raw) > MAX_RECORD_BYTES:
-            raise ApiError(413, "too_large", f"the move record would be {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}")
+            raise ApiError(
+                413, "too_large", f"the move record would be {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}"
+            )
         if not wait:
             await self._produce(record, raw)
             return None
         if not self._hub.connected.is_set():
             try:
                 await asyncio.wait_for(self._hub.connected.wait(), HUB_WAIT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("waiting for a result while the live hub is disconnected; it may time out")
         with self._hub.listen(record["match_id"]) as listener:  # listen BEFORE producing
             started = time.perf_counter()
@@ -77,9 +92,13 @@ class Submitter:
     async def _produce(self, record: dict[str, Any], raw: bytes) -> None:
         try:
             await self._producer.send_and_wait(self._topic, raw, key=record["match_id"].encode())
-        except Exception as error:  # noqa: BLE001 - the broker is unavailable: tell the client
+        except Exception as error:
             log.warning("producing %s to %s failed: %s", record["event_id"], self._topic, error)
-            raise ApiError(503, "unavailable", f"the move could not be written to Kafka ({type(error).__name__}); "
-                                               "retry with the same event_id") from error
-        self._metrics.actions.labels(record["action"].get("type", "?") if isinstance(record["action"], dict)
-                                     else "?").inc()
+            raise ApiError(
+                503,
+                "unavailable",
+                f"the move could not be written to Kafka ({type(error).__name__}); retry with the same event_id",
+            ) from error
+        self._metrics.actions.labels(
+            record["action"].get("type", "?") if isinstance(record["action"], dict) else "?"
+        ).inc()

@@ -9,6 +9,7 @@ still listed later is sent again, after RECLAIM_S, then twice as long each time 
 RECLAIM_MAX_S; the queue is read past the entries waiting for that, so no match, nor any number
 of them, holds up the others' timeouts.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -5,6 +5,7 @@ A token is `<match_id>.<seat>.<mac>`, where mac = base64url(HMAC-SHA256(secret,
 Carrying the match id and seat in clear lets the gateway tell a forged token (401) from a
 genuine token of another match or seat (403).
 """
+
 from __future__ import annotations
 
 import base64

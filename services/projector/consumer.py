@@ -7,10 +7,12 @@ fetches every assigned partition whatever it holds already, where kafka-python a
 a partition with buffered records out of the fetch in flight (which made a partition wait out a
 whole long-poll). Offsets are never committed to Kafka: the truth is in Redis (runner.py).
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterable, NamedTuple, Optional
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
@@ -29,26 +31,34 @@ class Fetched(NamedTuple):
     """One record as the loops use it."""
 
     offset: int
-    value: Optional[bytes]
+    value: bytes | None
 
 
-Positions = dict[TopicPartition, Optional[int]]  # next offset to read; None: from the beginning
+Positions = dict[TopicPartition, int | None]  # next offset to read; None: from the beginning
 # A 50 ms long-poll (librdkafka's default is 500 ms): the broker answers a fetch at once when it
 # has records, so this only bounds how late a record that arrives during a poll is seen.
 FETCH_MAX_WAIT_MS = 50
 
 
-def config(bootstrap: str, group: Optional[str] = None, instance: Optional[str] = None) -> dict:
-    settings = {"bootstrap.servers": bootstrap, "enable.auto.commit": False, "enable.auto.offset.store": False,
-                "auto.offset.reset": "earliest", "fetch.wait.max.ms": FETCH_MAX_WAIT_MS,
-                "fetch.max.bytes": 64 * 1024 * 1024, "max.partition.fetch.bytes": 16 * 1024 * 1024,
-                "client.id": instance or "plylog-projector", "logger": logging.getLogger("plylog.projector.kafka"),
-                "error_cb": _log_error}
+def config(bootstrap: str, group: str | None = None, instance: str | None = None) -> dict:
+    settings = {
+        "bootstrap.servers": bootstrap,
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "fetch.wait.max.ms": FETCH_MAX_WAIT_MS,
+        "fetch.max.bytes": 64 * 1024 * 1024,
+        "max.partition.fetch.bytes": 16 * 1024 * 1024,
+        "client.id": instance or "plylog-projector",
+        "logger": logging.getLogger("plylog.projector.kafka"),
+        "error_cb": _log_error,
+    }
     # librdkafka insists on a group id even for manual assignment (nothing is committed to it)
     settings["group.id"] = group or "plylog-projector-unsubscribed"
     if group and instance:  # static membership: a restart within the session timeout keeps the partitions
-        settings.update({"group.instance.id": f"{group}.{instance}", "session.timeout.ms": 10_000,
-                         "heartbeat.interval.ms": 2_000})
+        settings.update(
+            {"group.instance.id": f"{group}.{instance}", "session.timeout.ms": 10_000, "heartbeat.interval.ms": 2_000}
+        )
     return settings
 
 
@@ -63,8 +73,12 @@ class Consumer:
     def __init__(self, settings: dict):
         self._consumer = confluent_kafka.Consumer(settings)
 
-    def subscribe(self, topics: list[str], on_assigned: Callable[[list[TopicPartition]], Positions],
-                  on_revoked: Callable[[list[TopicPartition]], None]) -> None:
+    def subscribe(
+        self,
+        topics: list[str],
+        on_assigned: Callable[[list[TopicPartition]], Positions],
+        on_revoked: Callable[[list[TopicPartition]], None],
+    ) -> None:
         """Join the group; `on_assigned` returns where each assigned partition starts."""
 
         def assigned(consumer, partitions) -> None:
@@ -105,13 +119,14 @@ class Consumer:
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._consumer.pause([_native(tp) for tp in partitions])
 
-    def position(self, tp: TopicPartition) -> Optional[int]:
+    def position(self, tp: TopicPartition) -> int | None:
         """The next offset to read, None before the first record read."""
         offset = self._consumer.position([_native(tp)])[0].offset
         return offset if offset >= 0 else None
 
-    def end_offsets(self, partitions: Iterable[TopicPartition], timeout_s: float = 10.0,
-                    cached: bool = False) -> dict[TopicPartition, int]:
+    def end_offsets(
+        self, partitions: Iterable[TopicPartition], timeout_s: float = 10.0, cached: bool = False
+    ) -> dict[TopicPartition, int]:
         """The end offset of each partition: asked of the broker, or (`cached`) as the last fetch
         response of an assigned partition said (no round trip; KeyError when none came yet)."""
         ends = {}
@@ -136,7 +151,7 @@ class Consumer:
             log.debug("closing the consumer: %s", error)
 
 
-def _native(tp: TopicPartition, offset: Optional[int] = None) -> confluent_kafka.TopicPartition:
+def _native(tp: TopicPartition, offset: int | None = None) -> confluent_kafka.TopicPartition:
     if offset is None:
         return confluent_kafka.TopicPartition(tp.topic, tp.partition, confluent_kafka.OFFSET_BEGINNING)
     return confluent_kafka.TopicPartition(tp.topic, tp.partition, offset)

@@ -6,11 +6,12 @@ matches (no RD growth with idle time: that would need a clock, and the projectio
 from records only). New players start at 1500 / RD 350 / volatility 0.06; tau = 0.5.
 Floats are plain IEEE doubles, so the same outcomes in the same order give the same bits.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 SCALE = 173.7178
 TAU = 0.5

@@ -5,14 +5,16 @@ Ready = the group assigned this projector its partitions, it sought to the offse
 Redis (its recovery), and the records between those offsets and the end of its partitions are at
 most PLYLOG_READY_LAG.
 """
+
 from __future__ import annotations
 
 import logging
 import time
 from collections import Counter
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
-from prometheus_client import Counter as PromCounter, Gauge, Histogram
+from prometheus_client import Counter as PromCounter
+from prometheus_client import Gauge, Histogram
 
 from services.common.ops import OpsState, Readiness, every, serve
 from services.common.settings import Settings
@@ -20,9 +22,18 @@ from services.common.settings import Settings
 from .consumer import Consumer, TopicPartition
 
 log = logging.getLogger("plylog.projector")
-BATCH_BUCKETS = (.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
-VERDICTS = ("applied", "stale", "duplicates", "rejected", "rated", "unrated", "outcomes_repeated", "unreadable",
-            "skipped")
+BATCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+VERDICTS = (
+    "applied",
+    "stale",
+    "duplicates",
+    "rejected",
+    "rated",
+    "unrated",
+    "outcomes_repeated",
+    "unreadable",
+    "skipped",
+)
 
 
 class ProjectorOps:
@@ -31,24 +42,46 @@ class ProjectorOps:
     def __init__(self, state: OpsState):
         self.state = state
         r = state.registry
-        self.records = PromCounter("plylog_projector_records", "records applied, by kind (result, outcome, "
-                                   "unreadable)", ["kind"], registry=r)
-        self.verdicts = PromCounter("plylog_projector_results", "what applying a record did: applied, stale, "
-                                    "duplicates, rejected (results); rated, unrated, outcomes_repeated (outcomes); "
-                                    "unreadable, skipped", ["verdict"], registry=r)
-        self.batch = Histogram("plylog_projector_batch_seconds", "a poll's records planned and applied (one script "
-                               "per partition)", registry=r, buckets=BATCH_BUCKETS)
-        self.lag = Gauge("plylog_projector_lag", "records between the stored offset and the end of each owned "
-                         "partition", ["topic", "partition"], registry=r)
-        self.assigned_partitions = Gauge("plylog_projector_assigned_partitions", "partitions this projector owns",
-                                         registry=r)
-        self.recovery = Gauge("plylog_projector_recovery_seconds", "the last recovery: from the group's rebalance "
-                              "starting to the worker resuming at the offsets stored in Redis", registry=r)
-        self.conflicts = PromCounter("plylog_projector_fenced_batches", "batches refused because the stored "
-                                     "offsets had moved (a zombie fenced off, a wipe)", registry=r)
-        self._revoked_at: Optional[float] = time.monotonic()
+        self.records = PromCounter(
+            "plylog_projector_records", "records applied, by kind (result, outcome, unreadable)", ["kind"], registry=r
+        )
+        self.verdicts = PromCounter(
+            "plylog_projector_results",
+            "what applying a record did: applied, stale, "
+            "duplicates, rejected (results); rated, unrated, outcomes_repeated (outcomes); "
+            "unreadable, skipped",
+            ["verdict"],
+            registry=r,
+        )
+        self.batch = Histogram(
+            "plylog_projector_batch_seconds",
+            "a poll's records planned and applied (one script per partition)",
+            registry=r,
+            buckets=BATCH_BUCKETS,
+        )
+        self.lag = Gauge(
+            "plylog_projector_lag",
+            "records between the stored offset and the end of each owned partition",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.assigned_partitions = Gauge(
+            "plylog_projector_assigned_partitions", "partitions this projector owns", registry=r
+        )
+        self.recovery = Gauge(
+            "plylog_projector_recovery_seconds",
+            "the last recovery: from the group's rebalance "
+            "starting to the worker resuming at the offsets stored in Redis",
+            registry=r,
+        )
+        self.conflicts = PromCounter(
+            "plylog_projector_fenced_batches",
+            "batches refused because the stored offsets had moved (a zombie fenced off, a wipe)",
+            registry=r,
+        )
+        self._revoked_at: float | None = time.monotonic()
         self._assigned = False
-        self._lag: Optional[int] = None
+        self._lag: int | None = None
         self._owned: list[TopicPartition] = []
         self._due = every(2.0)
 
@@ -79,10 +112,16 @@ class ProjectorOps:
             return
         if self._assigned:
             self._lag = self._measure_lag(consumer, positions)
-        self.state.publish(Readiness(assigned=self._assigned, recovered=self._assigned, lag=self._lag,
-                                     detail={"partitions": [f"{tp.topic}[{tp.partition}]" for tp in self._owned]}))
+        self.state.publish(
+            Readiness(
+                assigned=self._assigned,
+                recovered=self._assigned,
+                lag=self._lag,
+                detail={"partitions": [f"{tp.topic}[{tp.partition}]" for tp in self._owned]},
+            )
+        )
 
-    def _measure_lag(self, consumer: Consumer, positions: dict) -> Optional[int]:
+    def _measure_lag(self, consumer: Consumer, positions: dict) -> int | None:
         owned = [tp for tp in self._owned if tp in positions]
         if not owned:
             return 0
@@ -100,7 +139,7 @@ class ProjectorOps:
         return total
 
 
-def start(settings: Settings, instance: str) -> Optional[ProjectorOps]:
+def start(settings: Settings, instance: str) -> ProjectorOps | None:
     """The projector's ops server on PLYLOG_OPS_PORT (None when unset)."""
     if not settings.ops_port:
         return None

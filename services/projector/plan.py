@@ -10,18 +10,21 @@ runs the commands in one atomic script together with the new consumer offsets.
 - An outcome is applied once per match_id (the `{p}match:{id}:outcome` key marks it).
 - Every value comes from the records (times from `at`), so a rebuild gives the same bytes.
 """
+
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import orjson
 
-from services.common.record_checks import ms as _ms, outcome_problem, result_problem
+from services.common.record_checks import ms as _ms
+from services.common.record_checks import outcome_problem, result_problem
 from services.common.redis_keys import Keys
 
 from .glicko2 import NEW_PLAYER, Rating, rate_match
@@ -41,7 +44,7 @@ class Consumed:
     topic: str
     partition: int
     offset: int
-    value: Optional[bytes]
+    value: bytes | None
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class Item:
 
     consumed: Consumed
     kind: str
-    data: Optional[dict] = None
+    data: dict | None = None
     why: str = ""
 
 
@@ -67,7 +70,7 @@ class Standing:
     FIELDS = ("played", "wins", "losses", "draws", "rating", "rd", "volatility")
 
     @classmethod
-    def from_values(cls, values: list) -> "Standing":
+    def from_values(cls, values: list) -> Standing:
         """From HMGET of `player_fields(game)` (None where missing)."""
         if values[0] is None:
             return cls()
@@ -76,8 +79,15 @@ class Standing:
 
     def values(self) -> list[str]:
         r = self.rating
-        return [str(self.played), str(self.wins), str(self.losses), str(self.draws),
-                repr(r.rating), repr(r.rd), repr(r.volatility)]
+        return [
+            str(self.played),
+            str(self.wins),
+            str(self.losses),
+            str(self.draws),
+            repr(r.rating),
+            repr(r.rd),
+            repr(r.volatility),
+        ]
 
 
 def player_fields(game: str) -> list[str]:
@@ -148,9 +158,9 @@ class _Writes:
     names the hash tag of their keys."""
 
     matches: dict[tuple[int, str], list[tuple[dict, bool]]] = field(default_factory=dict)  # -> [(result, settled)]
-    placements: dict[tuple[str, str], Optional[int]] = field(default_factory=dict)  # (list key, match id) -> score
+    placements: dict[tuple[str, str], int | None] = field(default_factory=dict)  # (list key, match id) -> score
     trimmed: set[str] = field(default_factory=set)  # recent lists that got a match
-    deadlines: dict[tuple[int, str], Optional[int]] = field(default_factory=dict)
+    deadlines: dict[tuple[int, str], int | None] = field(default_factory=dict)
     log: list[tuple[int, str, int, bytes]] = field(default_factory=list)
     counters: Counter = field(default_factory=Counter)  # (key, field) -> increment
     standings: dict[tuple[str, str], Standing] = field(default_factory=dict)
@@ -218,11 +228,12 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys, partition:
     return "applied"
 
 
-def _place(w: _Writes, keys: Keys, partition: int, match_id: str, game: str, listed: str, score: int,
-           settled: bool) -> None:
+def _place(
+    w: _Writes, keys: Keys, partition: int, match_id: str, game: str, listed: str, score: int, settled: bool
+) -> None:
     """In the list of its status (all games' and its game's); out of the others unless `settled`."""
     for scope in (None, game):
-        for which in (("open", "active", "recent") if not settled else (listed,)):
+        for which in ("open", "active", "recent") if not settled else (listed,):
             w.placements[(keys.matches(which, scope, partition), match_id)] = score if which == listed else None
         if listed == "recent":
             w.trimmed.add(keys.matches("recent", scope, partition))
@@ -244,9 +255,14 @@ def match_fields(result: dict, settled: bool = False) -> dict[str, str]:
     view = result["view"]
     if settled:
         return {"seq": str(result["seq"]), "view": orjson.dumps(view).decode(), "updated_at": result["at"]}
-    fields = {"seq": str(result["seq"]), "status": view["status"], "game": view["game"],
-              "seats": orjson.dumps(view.get("seats")).decode(), "view": orjson.dumps(view).decode(),
-              "updated_at": result["at"]}
+    fields = {
+        "seq": str(result["seq"]),
+        "status": view["status"],
+        "game": view["game"],
+        "seats": orjson.dumps(view.get("seats")).decode(),
+        "view": orjson.dumps(view).decode(),
+        "updated_at": result["at"],
+    }
     for name in ("created_at", "started_at", "ended_at"):
         if view.get(name) is not None:
             fields[name] = view[name]
@@ -258,8 +274,13 @@ def match_fields(result: dict, settled: bool = False) -> dict[str, str]:
 def log_entry(result: dict) -> bytes:
     """The match log's entry of an accepted result; `offset` (when the result names its move's
     offset on plylog.moves) lets time travel read the match's own records, not its partition."""
-    entry = {"seq": result["seq"], "event_id": result["event_id"], "player": result["player"],
-             "at": result["at"], "events": result["events"]}
+    entry = {
+        "seq": result["seq"],
+        "event_id": result["event_id"],
+        "player": result["player"],
+        "at": result["at"],
+        "events": result["events"],
+    }
     source = result.get("source")
     if isinstance(source, dict) and type(source.get("offset")) is int:
         entry["offset"] = source["offset"]
@@ -276,7 +297,7 @@ def list_score(view: dict, at_ms: int) -> int:
     return at_ms
 
 
-def deadline(view: dict) -> Optional[int]:
+def deadline(view: dict) -> int | None:
     """Epoch ms at which the seat to move runs out of time; None when no clock runs."""
     clock = view.get("clock")
     if view["status"] != "active" or not clock or clock.get("since_ms") is None or not view.get("to_move"):
@@ -303,24 +324,32 @@ def utc_day(ms: int) -> str:
 
 @lru_cache(maxsize=4096)
 def _day_name(day: int) -> str:
-    return datetime.fromtimestamp(day * 86_400, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%d")
 
 
 def _apply_outcome(w: _Writes, outcome: dict, known: Known, keys: Keys) -> str:
     match_id, game, players = outcome["match_id"], outcome["game"], outcome["players"]
     if match_id in known.outcomes_applied:
         return "outcomes_repeated"
-    mark = {"match_id": match_id, "game": game, "players": players, "outcome": outcome["outcome"],
-            "rated": bool(outcome.get("rated")), "ratings": None}
+    mark = {
+        "match_id": match_id,
+        "game": game,
+        "players": players,
+        "outcome": outcome["outcome"],
+        "rated": bool(outcome.get("rated")),
+        "ratings": None,
+    }
     after: list[Standing] = []
     if rated(outcome):
         before = [known.standings.get((p, game), Standing()) for p in players]
         after = scored(before, outcome["outcome"]["winner"])
-        mark["ratings"] = [{"player": p, "before": asdict(b.rating), "after": asdict(a.rating)}
-                           for p, b, a in zip(players, before, after)]
+        mark["ratings"] = [
+            {"player": p, "before": asdict(b.rating), "after": asdict(a.rating)}
+            for p, b, a in zip(players, before, after, strict=False)
+        ]
     encoded = orjson.dumps(mark)
     known.outcomes_applied.add(match_id)
-    for player, standing in zip(players, after):
+    for player, standing in zip(players, after, strict=False):
         known.standings[(player, game)] = w.standings[(player, game)] = standing
     w.outcomes[match_id] = encoded
     return "rated" if after else "unrated"
@@ -332,11 +361,19 @@ def rated(outcome: dict) -> bool:
     return bool(outcome.get("rated")) and all(isinstance(p, str) for p in players) and players[0] != players[1]
 
 
-def scored(before: list[Standing], winner: Optional[int]) -> list[Standing]:
+def scored(before: list[Standing], winner: int | None) -> list[Standing]:
     """Both standings after a rated match (winner: seat or None for a draw)."""
     ratings = rate_match(before[0].rating, before[1].rating, winner)
-    return [Standing(s.played + 1, s.wins + (winner == seat), s.losses + (winner == 1 - seat),
-                     s.draws + (winner is None), ratings[seat]) for seat, s in enumerate(before)]
+    return [
+        Standing(
+            s.played + 1,
+            s.wins + (winner == seat),
+            s.losses + (winner == 1 - seat),
+            s.draws + (winner is None),
+            ratings[seat],
+        )
+        for seat, s in enumerate(before)
+    ]
 
 
 # --- commands -------------------------------------------------------------------------------------
@@ -356,7 +393,7 @@ def _commands(w: _Writes, keys: Keys) -> list[Command]:
     for (key, name), increment in w.counters.items():
         out.append(("HINCRBY", key, name, increment))
     for (player, game), standing in w.standings.items():
-        out.append(("HSET", keys.player(player), *_flat(zip(player_fields(game), standing.values()))))
+        out.append(("HSET", keys.player(player), *_flat(zip(player_fields(game), standing.values(), strict=False))))
         out.append(("ZADD", keys.leaderboard(game, "rating"), repr(standing.rating.rating), player))
         out.append(("ZADD", keys.leaderboard(game, "wins"), standing.wins, player))
         out.append(("ZADD", keys.leaderboard(game, "played"), standing.played, player))

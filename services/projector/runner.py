@@ -12,15 +12,17 @@ offsets are never used.
 - `catch_up`: `plylog rebuild`. Manual assignment of every partition, from the stored offsets
   (none after a wipe) to the end offsets seen at the start, then it returns.
 """
+
 from __future__ import annotations
 
 import logging
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING
 
 import orjson
 import redis
@@ -61,8 +63,12 @@ class Totals:
         return self.records / self.seconds if self.seconds else 0.0
 
     def as_dict(self) -> dict:
-        return {"records": self.records, "batches": self.batches, "batch_seconds_total": round(self.seconds, 6),
-                **{name: self.counts[name] for name in sorted(self.counts)}}
+        return {
+            "records": self.records,
+            "batches": self.batches,
+            "batch_seconds_total": round(self.seconds, 6),
+            **{name: self.counts[name] for name in sorted(self.counts)},
+        }
 
 
 class Projection:
@@ -98,7 +104,7 @@ class Projection:
             if tp.topic == self.topics.results:
                 self.seqs.forget(tp.partition)
 
-    def apply(self, polled: dict[TopicPartition, list]) -> Optional[Conflict]:
+    def apply(self, polled: dict[TopicPartition, list]) -> Conflict | None:
         """Apply one poll's records (per partition in offset order), one script per partition. None
         when done, or the Conflict when a partition's stored offset was not ours (nothing of that
         partition written; the partitions before it stay applied: re-own and seek)."""
@@ -110,8 +116,13 @@ class Projection:
             expected = self.positions[tp]
             fresh = [m for m in messages if expected is None or m.offset >= expected]
             if fresh and expected is not None and fresh[0].offset > expected:
-                log.warning("%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
-                            tp.topic, tp.partition, fresh[0].offset, expected)
+                log.warning(
+                    "%s[%d]: next record at offset %d, expected %d (records missing from the topic?)",
+                    tp.topic,
+                    tp.partition,
+                    fresh[0].offset,
+                    expected,
+                )
             if not fresh:
                 continue
             records = [Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh]
@@ -123,7 +134,7 @@ class Projection:
             self._count(applied, counts, commands, time.perf_counter() - started)
         return None
 
-    def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Optional[Conflict]]:
+    def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Conflict | None]:
         """Plan and apply `records` with their offsets: (counts, commands run, conflict or None).
         If Redis refuses the script's data (it validates nothing of ours; planning should have
         caught it), the records are applied in halves, down to the one that fails, which is
@@ -149,8 +160,14 @@ class Projection:
                 second = self._apply_records(records[middle:])
                 return first[0] + second[0], first[1] + second[1], second[2]
             c = records[0]
-            log.warning("skipping %s[%d]@%d: Redis refused what it gives (%s: %s)", c.topic, c.partition, c.offset,
-                        type(error).__name__, error)
+            log.warning(
+                "skipping %s[%d]@%d: Redis refused what it gives (%s: %s)",
+                c.topic,
+                c.partition,
+                c.offset,
+                type(error).__name__,
+                error,
+            )
             batch.counts = Counter({"skipped": 1})
             conflict = self.store.apply([], advances)
             written = False
@@ -161,9 +178,9 @@ class Projection:
                 self.seqs.remember(wanted.matches, known.seqs)
         return batch.counts, len(batch.commands), conflict
 
-    def _advances(self, records: list[Consumed]) -> dict[str, tuple[Optional[int], int]]:
+    def _advances(self, records: list[Consumed]) -> dict[str, tuple[int | None, int]]:
         """field -> (stored next offset expected, next offset after `records`), per partition."""
-        advances: dict[str, tuple[Optional[int], int]] = {}
+        advances: dict[str, tuple[int | None, int]] = {}
         for c in records:
             name = offset_field(c.topic, c.partition)
             expected = advances[name][0] if name in advances else self.positions[TopicPartition(c.topic, c.partition)]
@@ -178,24 +195,46 @@ class Projection:
         t.counts.update(counts)
         for listener in self.listeners:
             listener(counts, took)
-        log.info("batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
-                 "(%d rated, %d unrated, %d repeated), %d unreadable, %d skipped -> %d commands in %.1f ms",
-                 t.batches, counts["result"], counts["applied"], counts["stale"], counts["duplicates"],
-                 counts["rejected"], counts["outcome"], counts["rated"], counts["unrated"],
-                 counts["outcomes_repeated"], counts["unreadable"], counts["skipped"], commands, took * 1000)
+        log.info(
+            "batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
+            "(%d rated, %d unrated, %d repeated), %d unreadable, %d skipped -> %d commands in %.1f ms",
+            t.batches,
+            counts["result"],
+            counts["applied"],
+            counts["stale"],
+            counts["duplicates"],
+            counts["rejected"],
+            counts["outcome"],
+            counts["rated"],
+            counts["unrated"],
+            counts["outcomes_repeated"],
+            counts["unreadable"],
+            counts["skipped"],
+            commands,
+            took * 1000,
+        )
 
 
 def _describe(positions: Positions) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]@{'start' if o is None else o}"
-                     for tp, o in sorted(positions.items())) or "none"
+    return (
+        ", ".join(f"{tp.topic}[{tp.partition}]@{'start' if o is None else o}" for tp, o in sorted(positions.items()))
+        or "none"
+    )
 
 
 METRICS_EVERY_S = 5.0
 
 
-def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
-              batch: int = DEFAULT_BATCH, ready_file: Optional[Path] = None,
-              metrics_file: Optional[Path] = None, ops: Optional["ProjectorOps"] = None) -> None:
+def run_group(
+    projection: Projection,
+    bootstrap: str,
+    group: str,
+    instance: str,
+    batch: int = DEFAULT_BATCH,
+    ready_file: Path | None = None,
+    metrics_file: Path | None = None,
+    ops: ProjectorOps | None = None,
+) -> None:
     """Consume as a member of `group` until SIGTERM/SIGINT; write the running totals (records,
     applied, unreadable and skipped ones, ...) to `metrics_file` every few seconds; feed the ops
     server's metrics and readiness (`ops`) when there is one."""
@@ -242,22 +281,25 @@ def run_group(projection: Projection, bootstrap: str, group: str, instance: str,
         log.info("stopped: %d records in %d batches, %.0f records/s while applying", t.records, t.batches, t.rate())
 
 
-def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict,
-                     ops: Optional["ProjectorOps"] = None) -> None:
+def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict, ops: ProjectorOps | None = None) -> None:
     try:
         conflict = projection.apply(polled)
     except redis.RedisError as error:  # the script may or may not have run: the stored offsets tell
-        log.error("Redis failed during a batch (%s: %s); resuming from the stored offsets in 1 s",
-                  type(error).__name__, error)
+        log.error(
+            "Redis failed during a batch (%s: %s); resuming from the stored offsets in 1 s", type(error).__name__, error
+        )
         time.sleep(1.0)
         _resync(projection, consumer)
         return
     if conflict is not None:
         if ops is not None:
             ops.conflicts.inc()
-        log.warning("stored offset of %s is %s, not what this worker expected (another projector took the "
-                    "partition, or the projection was wiped): nothing written; resuming from the stored offsets",
-                    conflict.field, "none" if conflict.stored is None else conflict.stored)
+        log.warning(
+            "stored offset of %s is %s, not what this worker expected (another projector took the "
+            "partition, or the projection was wiped): nothing written; resuming from the stored offsets",
+            conflict.field,
+            "none" if conflict.stored is None else conflict.stored,
+        )
         _resync(projection, consumer)
 
 
@@ -277,8 +319,13 @@ def _resync(projection: Projection, consumer: Consumer) -> None:
     log.info("resumed at the stored offsets: %s", _describe(positions))
 
 
-def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH, timeout_s: float = 60.0,
-             until: Optional[dict[str, int]] = None) -> Totals:
+def catch_up(
+    projection: Projection,
+    bootstrap: str,
+    batch: int = DEFAULT_BATCH,
+    timeout_s: float = 60.0,
+    until: dict[str, int] | None = None,
+) -> Totals:
     """Apply every record from the stored offsets up to the end offsets seen now (no group), or
     up to `until` ({"topic:partition": next offset}, absent = nothing) when given."""
     consumer = Consumer(config(bootstrap))
@@ -304,8 +351,10 @@ def catch_up(projection: Projection, bootstrap: str, batch: int = DEFAULT_BATCH,
             polled = {tp: [m for m in messages if m.offset < ends[tp]] for tp, messages in polled.items()}
             conflict = projection.apply(polled)
             if conflict is not None:
-                raise ProjectionMoved(f"the stored offset of {conflict.field} changed to {conflict.stored} "
-                                      "while rebuilding: another projector is writing this projection")
+                raise ProjectionMoved(
+                    f"the stored offset of {conflict.field} changed to {conflict.stored} "
+                    "while rebuilding: another projector is writing this projection"
+                )
             for tp in list(pending):
                 if (projection.positions[tp] or 0) >= pending[tp] or (consumer.position(tp) or 0) >= pending[tp]:
                     del pending[tp]

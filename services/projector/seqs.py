@@ -7,6 +7,7 @@ rebalance, a wipe) makes this worker's next batch write nothing, and the worker 
 partition again (`Projection.own`), which forgets what it knew of it. Bounded per partition,
 oldest entries out; a match forgotten is read from Redis again.
 """
+
 from __future__ import annotations
 
 PER_PARTITION = 20_000

@@ -4,11 +4,12 @@ offsets (fenced: only if the stored offsets are what this worker expects), wipe,
 One Redis or a Redis Cluster (services.common.redis_client): a batch's script covers one
 partition (one hash slot: its keys and its offsets key share the tag, see redis_keys), so it
 runs on the node that holds that slot; the wipe, CLIENT LIST and the dump go to every node."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import msgpack
 import redis
@@ -88,7 +89,7 @@ class Conflict:
     """The stored offset of `field` was not what the worker expected: nothing was written."""
 
     field: str
-    stored: Optional[int]
+    stored: int | None
 
 
 def offset_field(topic: str, partition: int) -> str:
@@ -125,13 +126,13 @@ class Store:
     def offsets_key(self, field: str) -> str:
         return self.keys.offsets(self.consumer, self.tag_of(field))
 
-    def stored_offsets(self, fields: list[str]) -> dict[str, Optional[int]]:
+    def stored_offsets(self, fields: list[str]) -> dict[str, int | None]:
         if not fields:
             return {}
         pipe = self.client.pipeline(transaction=False)
         for name in fields:
             pipe.hget(self.offsets_key(name), name)
-        return {f: None if v is None else int(v) for f, v in zip(fields, pipe.execute())}
+        return {f: None if v is None else int(v) for f, v in zip(fields, pipe.execute(), strict=False)}
 
     def all_stored_offsets(self) -> dict[str, int]:
         """Every stored offset of this consumer: {"topic:partition": next offset}."""
@@ -156,7 +157,7 @@ class Store:
         known.standings = {ps: Standing.from_values(next(answers)) for ps in standings}
         return known
 
-    def apply(self, commands: list[Command], advances: dict[str, tuple[Optional[int], int]]) -> Optional[Conflict]:
+    def apply(self, commands: list[Command], advances: dict[str, tuple[int | None, int]]) -> Conflict | None:
         """Run `commands` and store the new offsets in one script, if the stored offsets are the
         expected ones. `advances`: field -> (expected stored next offset or None, new next offset), all
         of one partition (one offsets key, one hash slot)."""
@@ -193,8 +194,9 @@ class Store:
         for node in redis_client.nodes(self.client):
             deleted += _unlink(node, node.scan_iter(match=glob_escape(self.keys.prefix) + "offsets:*", count=1000))
         for node in redis_client.nodes(self.client):
-            deleted += _unlink(node, (k for k in node.scan_iter(match=pattern, count=1000)
-                                      if self.keys.projected(k.decode())))
+            deleted += _unlink(
+                node, (k for k in node.scan_iter(match=pattern, count=1000) if self.keys.projected(k.decode()))
+            )
         return deleted
 
     def connected(self, role: str) -> list[str]:
@@ -204,8 +206,11 @@ class Store:
         start = client_name(role, self.keys.prefix)
         names = set()
         for node in redis_client.nodes(self.client, primaries_only=False):
-            names.update(c.get("name", "") for c in node.client_list()
-                         if c.get("name", "").startswith(start) and str(c.get("db")) == db)
+            names.update(
+                c.get("name", "")
+                for c in node.client_list()
+                if c.get("name", "").startswith(start) and str(c.get("db")) == db
+            )
         return sorted(names)
 
 
@@ -234,20 +239,30 @@ def dump(client: redis.Redis, keys: Keys) -> dict[str, Any]:
     """Canonical content of the projection: {key without the prefix: [type, value]}, keys sorted;
     hashes as sorted dicts, sorted sets as [member, score] sorted by score then member, sets
     sorted. Two projections are the same when their dumps are equal, whatever their prefixes."""
-    names = sorted(k.decode() for k in client.scan_iter(match=glob_escape(keys.prefix) + "*", count=1000)
-                   if keys.projected(k.decode()))
+    names = sorted(
+        k.decode()
+        for k in client.scan_iter(match=glob_escape(keys.prefix) + "*", count=1000)
+        if keys.projected(k.decode())
+    )
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.type(name)
     types = [t.decode() for t in pipe.execute()] if names else []
     pipe = client.pipeline(transaction=False)
-    readers = {"string": pipe.get, "hash": pipe.hgetall, "set": pipe.smembers, "list": lambda k: pipe.lrange(k, 0, -1),
-               "zset": lambda k: pipe.zrange(k, 0, -1, withscores=True)}
-    for name, kind in zip(names, types):
+    readers = {
+        "string": pipe.get,
+        "hash": pipe.hgetall,
+        "set": pipe.smembers,
+        "list": lambda k: pipe.lrange(k, 0, -1),
+        "zset": lambda k: pipe.zrange(k, 0, -1, withscores=True),
+    }
+    for name, kind in zip(names, types, strict=False):
         readers[kind](name)
     values = pipe.execute() if names else []
     cut = len(keys.prefix)
-    return {name[cut:]: [kind, _canonical(kind, value)] for name, kind, value in zip(names, types, values)}
+    return {
+        name[cut:]: [kind, _canonical(kind, value)] for name, kind, value in zip(names, types, values, strict=False)
+    }
 
 
 def _canonical(kind: str, value: Any) -> Any:
@@ -263,7 +278,7 @@ def _canonical(kind: str, value: Any) -> Any:
     return sorted(([text(m), s] for m, s in value), key=lambda ms: (ms[1], ms[0]))
 
 
-def _text(value: Optional[bytes]) -> Optional[str]:
+def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("utf-8", "backslashreplace")
 
 

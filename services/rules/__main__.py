@@ -3,6 +3,7 @@
 Several workers with the same topic prefix form one consumer group and share the partitions.
 Settings come from the environment (see services/common/settings.py and the README).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,16 +25,26 @@ def main(argv: list[str] | None = None) -> int:
     settings = load()
     topics = settings.topics
     try:
-        counts = kafka_admin.partition_counts(settings.kafka_bootstrap, [topics.moves, topics.results], timeout=30,
-                                               wait_missing=kafka_admin.TOPICS_SETTLE_S)
-    except Exception as error:  # the broker is the one thing we cannot work without
-        print(f"plylog rules worker: cannot read topic metadata from {settings.kafka_bootstrap}: {error}\n"
-              f"  is the broker up? (`plylog status`, `plylog up`)", file=sys.stderr)
+        counts = kafka_admin.partition_counts(
+            settings.kafka_bootstrap,
+            [topics.moves, topics.results],
+            timeout=30,
+            wait_missing=kafka_admin.TOPICS_SETTLE_S,
+        )
+    except Exception as error:  # noqa: BLE001 - the broker is the one thing we cannot work without
+        print(
+            f"plylog rules worker: cannot read topic metadata from {settings.kafka_bootstrap}: {error}\n"
+            f"  is the broker up? (`plylog status`, `plylog up`)",
+            file=sys.stderr,
+        )
         return 2
     moves, results = counts.get(topics.moves), counts.get(topics.results)
     if not moves or moves != results:
-        print(f"plylog rules worker: {topics.moves} has {moves} partitions and {topics.results} {results}; "
-              f"both must exist with the same count (`plylog up` creates them)", file=sys.stderr)
+        print(
+            f"plylog rules worker: {topics.moves} has {moves} partitions and {topics.results} {results}; "
+            f"both must exist with the same count (`plylog up` creates them)",
+            file=sys.stderr,
+        )
         return 2
     try:
         kafka_admin.wait_for_group_coordinator(settings.kafka_bootstrap, topics.rules_group)
@@ -54,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         create_changelog_before_joining(settings, moves)
     except kafka_admin.KafkaAdminError as error:
-        print(f"plylog rules worker: cannot make its changelog topic {topics.rules_changelog}: {error}",
-              file=sys.stderr)
+        print(
+            f"plylog rules worker: cannot make its changelog topic {topics.rules_changelog}: {error}", file=sys.stderr
+        )
         return 2
 
     app = create_app(settings, partitions=moves, worker_name=args.name)

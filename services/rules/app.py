@@ -12,6 +12,7 @@ committed only up to the stored positions, after the changelog is flushed, so:
 - crash after: the records are at or below the stored position (or the match's own stored
   offset) and are skipped; their results are already on the topic.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -31,8 +32,7 @@ from services.common.settings import Settings, env_number
 
 from . import stop_deadline
 from .batching import RecordBuffer
-from .core import (BatchLines, Counters, Incoming, RulesCore, forgettable, position_key, read_position,
-                   rejected_by_code)
+from .core import BatchLines, Counters, Incoming, RulesCore, forgettable, position_key, read_position, rejected_by_code
 from .faust_fetch import bound_fetch_long_poll, deliver_in_batches, fetch_again
 from .faust_fixes import Linger, MatchTable, TableManager, commit_only_stored_positions
 from .ops import install as install_ops
@@ -101,12 +101,29 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         table_standby_replicas=STANDBY_REPLICAS,
         TableManager=TableManager,
     )
-    moves = app.topic(topics.moves, key_type=bytes, value_type=bytes, key_serializer="raw",
-                      value_serializer="raw", partitions=partitions, internal=False)
+    moves = app.topic(
+        topics.moves,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=partitions,
+        internal=False,
+    )
     raw = faust.Schema(key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-    table = app.tables.add(MatchTable(app, name="matches", default=None, partitions=partitions,
-                                      beacon=app.tables.beacon, schema=raw, key_type=bytes, value_type=bytes,
-                                      help="match states (JSON) by match id"))
+    table = app.tables.add(
+        MatchTable(
+            app,
+            name="matches",
+            default=None,
+            partitions=partitions,
+            beacon=app.tables.beacon,
+            schema=raw,
+            key_type=bytes,
+            value_type=bytes,
+            help="match states (JSON) by match id",
+        )
+    )
     outputs = {"results": topics.results, "outcomes": topics.outcomes, "deadletter": topics.deadletter}
     core = RulesCore(partitions)
     counters = Counters()
@@ -123,11 +140,18 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         if sender.tables.recovery.superseded():
             log.info("a recovery pass the next rebalance overtook has ended; ready once the next one completes")
             return
-        positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
-                     for tp in sender.consumer.assignment() if tp.topic == topics.moves}
-        log.info("recovered; stored positions of %s: %s; changelog records read since the last recovery "
-                 "(partition: records, offsets): %s", topics.moves, dict(sorted(positions.items())),
-                 {p: f"{n}, {lo}-{hi}" for p, (n, lo, hi) in table.applied_since().items()} or "none")
+        positions = {
+            tp.partition: read_position(table.get(position_key(tp.partition)))
+            for tp in sender.consumer.assignment()
+            if tp.topic == topics.moves
+        }
+        log.info(
+            "recovered; stored positions of %s: %s; changelog records read since the last recovery "
+            "(partition: records, offsets): %s",
+            topics.moves,
+            dict(sorted(positions.items())),
+            {p: f"{n}, {lo}-{hi}" for p, (n, lo, hi) in table.applied_since().items()} or "none",
+        )
         heap.settle()  # recovered: what is here now lives as long as the worker (services/common/heap.py)
         ready_file = os.environ.get("PLYLOG_READY_FILE")
         if ready_file:
@@ -159,8 +183,11 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             for flight in group:
                 if flight.generation != generation:
                     pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
-                    log.warning("rebalanced while batch %d was in flight: its states are not stored; the records will "
-                                "be answered again from the stored positions (same results)", flight.number)
+                    log.warning(
+                        "rebalanced while batch %d was in flight: its states are not stored; the records will "
+                        "be answered again from the stored positions (same results)",
+                        flight.number,
+                    )
             if not current:
                 continue
             # States first, acknowledged, then positions: a position is never stored past a state
@@ -182,15 +209,21 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         created again under a forgotten id) can be stored in between and deleted; a failed delete
         only leaves an entry the fold forgets anyway (the tombstones are awaited with the next
         stored states)."""
-        positions = {tp.partition: read_position(table.get(position_key(tp.partition)))
-                     for tp in app.consumer.assignment() if tp.topic == topics.moves}
+        positions = {
+            tp.partition: read_position(table.get(position_key(tp.partition)))
+            for tp in app.consumer.assignment()
+            if tp.topic == topics.moves
+        }
         gone = forgettable(table.data.items(), positions)
         for key, partition in gone:
             table.forget(key, partition)
         if gone:
             counters.totals["forgotten"] += len(gone)
-            log.info("forgot %d finished matches (ended over %d records before their partition's position)",
-                     len(gone), FORGET_FINISHED_AFTER)
+            log.info(
+                "forgot %d finished matches (ended over %d records before their partition's position)",
+                len(gone),
+                FORGET_FINISHED_AFTER,
+            )
 
     def log_stored(flight: InFlight, group: int) -> None:
         now = time.perf_counter()
@@ -202,12 +235,25 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             level, quiet = logging.DEBUG, 0
         else:
             return
-        log.log(level, "batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
-                "%d matches stored %.1f ms after it was taken (%d in its group, %d records buffered behind it); "
-                "offsets %s%s", flight.number, batch.counts["records"], batch.counts["redelivered"],
-                batch.counts["accepted"], batch.counts["duplicates"], sum(rejected_by_code(batch.counts).values()),
-                batch.counts["deadletters"], batch.counts["states"], took * 1000, group, flight.behind,
-                batch.describe_offsets(), f" ({quiet} batches since the last line, at DEBUG)" if quiet else "")
+        log.log(
+            level,
+            "batch %d: %d records, %d redelivered, %d accepted, %d duplicates, %d rejected, %d dead letters, "
+            "%d matches stored %.1f ms after it was taken (%d in its group, %d records buffered behind it); "
+            "offsets %s%s",
+            flight.number,
+            batch.counts["records"],
+            batch.counts["redelivered"],
+            batch.counts["accepted"],
+            batch.counts["duplicates"],
+            sum(rejected_by_code(batch.counts).values()),
+            batch.counts["deadletters"],
+            batch.counts["states"],
+            took * 1000,
+            group,
+            flight.behind,
+            batch.describe_offsets(),
+            f" ({quiet} batches since the last line, at DEBUG)" if quiet else "",
+        )
 
     # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
     # agent would let Faust ack the failed batch and read on past it; a restarted worker
@@ -233,8 +279,11 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             generation = app.consumer_generation_id
             owned = app.consumer.assignment()
             # Records fetched before a rebalance are refetched from our stored positions.
-            incoming = [Incoming(m.key, m.value, m.partition, m.offset, m.topic)
-                        for m in records if m.generation_id == generation and m.tp in owned]
+            incoming = [
+                Incoming(m.key, m.value, m.partition, m.offset, m.topic)
+                for m in records
+                if m.generation_id == generation and m.tp in owned
+            ]
             if not incoming:
                 continue
             if generation != folded_in:  # after a rebalance, fold on stored states only
@@ -248,6 +297,8 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             for partition, offset in batch.rewind.items():
                 buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
                 await fetch_again(app, TP(topics.moves, partition), offset)
-            await put_or_fail(queue, InFlight(number, generation, batch, deliveries, started, len(buffered)), committer.task)
+            await put_or_fail(
+                queue, InFlight(number, generation, batch, deliveries, started, len(buffered)), committer.task
+            )
 
     return app

@@ -17,6 +17,7 @@ the buffer below it: the drain loop then fetches nothing more (Kafka keeps the b
 poll brings at most a batch (`broker_max_poll_records`, services/rules/app.py), so the buffer
 holds at most `capacity` records and one poll more.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -5,6 +5,7 @@ match states to store. The Faust agent produces first, waits for Kafka's acknowl
 and only then stores the states (DESIGN.md principle 4), so a crash can repeat a result but
 never lose one.
 """
+
 from __future__ import annotations
 
 import base64
@@ -12,8 +13,8 @@ import hashlib
 import logging
 import re
 from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
 
 import orjson
 
@@ -26,8 +27,8 @@ log = logging.getLogger("plylog.rules")
 
 @dataclass(frozen=True)
 class Incoming:
-    key: Optional[bytes]
-    value: Optional[bytes]
+    key: bytes | None
+    value: bytes | None
     partition: int
     offset: int
     topic: str
@@ -36,10 +37,10 @@ class Incoming:
 @dataclass(frozen=True)
 class Outgoing:
     kind: str  # "results" | "outcomes" | "deadletter"
-    key: Optional[bytes]
+    key: bytes | None
     value: bytes
     partition: int
-    cause: Optional[Incoming] = None  # the move record it answers (for a dead letter if Kafka refuses it)
+    cause: Incoming | None = None  # the move record it answers (for a dead letter if Kafka refuses it)
 
 
 @dataclass
@@ -73,7 +74,7 @@ def position_key(partition: int) -> bytes:
     return POSITION_PREFIX + b"%d" % partition
 
 
-def read_position(stored: Optional[bytes]) -> int:
+def read_position(stored: bytes | None) -> int:
     return -1 if stored is None else int(stored)
 
 
@@ -97,11 +98,24 @@ class Counters:
             listener(batch.counts, seconds)
 
     def as_dict(self) -> dict:
-        plain = ("records", "redelivered", "gaps", "accepted", "duplicates", "deadletters", "replaced", "states",
-                 "forgotten")
-        return {**{name: self.totals[name] for name in plain}, "rejected": rejected_by_code(self.totals),
-                "batches": self.batches, "batch_seconds_total": round(self.batch_seconds_total, 6),
-                "batch_seconds_max": round(self.batch_seconds_max, 6)}
+        plain = (
+            "records",
+            "redelivered",
+            "gaps",
+            "accepted",
+            "duplicates",
+            "deadletters",
+            "replaced",
+            "states",
+            "forgotten",
+        )
+        return {
+            **{name: self.totals[name] for name in plain},
+            "rejected": rejected_by_code(self.totals),
+            "batches": self.batches,
+            "batch_seconds_total": round(self.batch_seconds_total, 6),
+            "batch_seconds_max": round(self.batch_seconds_max, 6),
+        }
 
 
 @dataclass
@@ -140,7 +154,7 @@ class StateCache:
         self.capacity = capacity
         self._entries: OrderedDict[bytes, tuple[bytes, Stored]] = OrderedDict()
 
-    def get(self, key: bytes, stored: Optional[bytes]) -> Optional["Stored"]:
+    def get(self, key: bytes, stored: bytes | None) -> Stored | None:
         if stored is None:
             return None
         entry = self._entries.get(key)
@@ -152,7 +166,7 @@ class StateCache:
         self.put(key, stored, decoded)
         return decoded
 
-    def put(self, key: bytes, stored: bytes, decoded: "Stored") -> None:
+    def put(self, key: bytes, stored: bytes, decoded: Stored) -> None:
         self._entries[key] = (stored, decoded)
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
@@ -207,12 +221,12 @@ class RulesCore:
     """Folds batches of move records of a topic with `partitions` partitions; `load(key)` returns
     the stored state bytes or None."""
 
-    def __init__(self, partitions: int, cache: Optional[StateCache] = None):
+    def __init__(self, partitions: int, cache: StateCache | None = None):
         self.partitions = partitions
         self.cache = cache or StateCache()
         self.gaps: dict[int, tuple[int, int, int]] = {}  # partition -> (expected, delivered, times)
 
-    def fold_batch(self, records: list[Incoming], load: Callable[[bytes], Optional[bytes]]) -> Batch:
+    def fold_batch(self, records: list[Incoming], load: Callable[[bytes], bytes | None]) -> Batch:
         batch = Batch()
         latest: dict[bytes, Stored] = {}  # changed in this batch, not yet stored
         positions: dict[int, int] = {}  # stored position per partition, then the batch's progress
@@ -270,17 +284,31 @@ class RulesCore:
         self.gaps[partition] = (position + 1, offset, times)
         batch.counts["gaps"] += 1
         if times >= GAP_CONFIRMATIONS:
-            log.warning("%s[%d]: offsets %d-%d hold no records (fetched %d times); going on at %d",
-                        incoming.topic, partition, position + 1, offset - 1, times, offset)
+            log.warning(
+                "%s[%d]: offsets %d-%d hold no records (fetched %d times); going on at %d",
+                incoming.topic,
+                partition,
+                position + 1,
+                offset - 1,
+                times,
+                offset,
+            )
             del self.gaps[partition]
             return True
-        log.warning("%s[%d]: offsets %d-%d were not delivered before %d; fetching them again",
-                    incoming.topic, partition, position + 1, offset - 1, offset)
+        log.warning(
+            "%s[%d]: offsets %d-%d were not delivered before %d; fetching them again",
+            incoming.topic,
+            partition,
+            position + 1,
+            offset - 1,
+            offset,
+        )
         batch.rewind[partition] = position + 1
         return False
 
-    def _fold_one(self, incoming: Incoming, load: Callable[[bytes], Optional[bytes]],
-                  latest: dict[bytes, Stored], batch: Batch) -> None:
+    def _fold_one(
+        self, incoming: Incoming, load: Callable[[bytes], bytes | None], latest: dict[bytes, Stored], batch: Batch
+    ) -> None:
         if incoming.value is None:
             self._dead(batch, incoming, "record has no value (a tombstone)")
             return
@@ -311,8 +339,15 @@ class RulesCore:
         else:
             batch.counts[f"rejected:{result['reason']['code']}"] += 1
         if log.isEnabledFor(logging.DEBUG):  # the call alone, per record, was ~2 % of the worker's CPU
-            log.debug("%s[%d]@%d %s %s seq=%s", incoming.topic, incoming.partition, incoming.offset,
-                      result["match_id"], result["status"], result["seq"])
+            log.debug(
+                "%s[%d]@%d %s %s seq=%s",
+                incoming.topic,
+                incoming.partition,
+                incoming.offset,
+                result["match_id"],
+                result["status"],
+                result["seq"],
+            )
 
     @staticmethod
     def _dead(batch: Batch, incoming: Incoming, error: str) -> None:
@@ -331,9 +366,17 @@ def dead_letter(incoming: Incoming, error: str, keep_raw: int = DEAD_LETTER_RAW_
     (Kafka lets a key be as large as a record) is cut to that, the letter giving its size and
     SHA-256: whole, it made the letter too large for the producer, which stopped the worker."""
     raw, key = incoming.value or b"", incoming.key
-    letter = {"v": 1, "error": error[:DEAD_LETTER_ERROR_CHARS], "raw_b64": base64.b64encode(raw[:keep_raw]).decode(),
-              "raw_size": len(raw), "raw_sha256": hashlib.sha256(raw).hexdigest(), "raw_truncated": len(raw) > keep_raw,
-              "topic": incoming.topic, "partition": incoming.partition, "offset": incoming.offset}
+    letter = {
+        "v": 1,
+        "error": error[:DEAD_LETTER_ERROR_CHARS],
+        "raw_b64": base64.b64encode(raw[:keep_raw]).decode(),
+        "raw_size": len(raw),
+        "raw_sha256": hashlib.sha256(raw).hexdigest(),
+        "raw_truncated": len(raw) > keep_raw,
+        "topic": incoming.topic,
+        "partition": incoming.partition,
+        "offset": incoming.offset,
+    }
     if key is not None and len(key) > DEAD_LETTER_RAW_BYTES:
         letter.update(key_size=len(key), key_sha256=hashlib.sha256(key).hexdigest(), key_truncated=True)
         key = key[:DEAD_LETTER_RAW_BYTES]

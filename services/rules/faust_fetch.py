@@ -1,6 +1,7 @@
 """The rules worker's workarounds of faust-streaming 0.15.3 on the fetch path: items 1, 5, 7 and 9
 of services/rules/faust_fixes.py, which lists them all with their reasons (kept apart because the
 fetch path is one job: what the consumer fetches and how it reaches the fold loop and Faust)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -102,9 +103,15 @@ async def _deliver_each(messages: list, callback: Any, read_offset: dict, stale:
         await callback(message)
         read_offset[message.tp] = message.offset
     for tp, offsets in dropped.items():
-        log.info("dropped %d record(s) of %s[%d] (offsets %d-%d) fetched before the partition was seeked; "
-                 "it is read again from where the seek put it", len(offsets), tp.topic, tp.partition,
-                 min(offsets), max(offsets))
+        log.info(
+            "dropped %d record(s) of %s[%d] (offsets %d-%d) fetched before the partition was seeked; "
+            "it is read again from where the seek put it",
+            len(offsets),
+            tp.topic,
+            tp.partition,
+            min(offsets),
+            max(offsets),
+        )
 
 
 # --- 9. records fetched before a seek ---------------------------------------------------------------

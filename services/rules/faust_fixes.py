@@ -67,11 +67,13 @@ lives in produce.py, with its tests in tests/unit/test_rules_produce.py.
    restart met the same record again. The record's own refusal is raised as itself, so the
    record is replaced like one the broker refused.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import faust
 from faust.tables.recovery import RebalanceAgain
@@ -84,7 +86,7 @@ log = logging.getLogger("plylog.rules")
 
 
 # --- 2. offset commits -----------------------------------------------------------------------------
-def commit_only_stored_positions(app: faust.App, table: "MatchTable", moves: str) -> None:
+def commit_only_stored_positions(app: faust.App, table: MatchTable, moves: str) -> None:
     """Every offset commit (periodic, on rebalance, on stop) commits just after our stored
     positions, once the producer has flushed them (and the states) to the changelog.
 
@@ -97,8 +99,11 @@ def commit_only_stored_positions(app: faust.App, table: "MatchTable", moves: str
 
     async def force_commit(topics: Any = None, start_new_transaction: bool = True) -> bool:
         await app.producer.flush()  # the positions below are in the changelog before Kafka hears of them
-        offsets = {tp: read_position(table.get(position_key(tp.partition))) + 1
-                   for tp in consumer.assignment() if tp.topic == moves}
+        offsets = {
+            tp: read_position(table.get(position_key(tp.partition))) + 1
+            for tp in consumer.assignment()
+            if tp.topic == moves
+        }
         offsets = {tp: offset for tp, offset in offsets.items() if offset > 0}
         committed = bool(offsets) and await consumer._commit(offsets)  # Faust's driver-level commit
         if committed:
@@ -136,9 +141,9 @@ class MatchTable(faust.Table):
     keeps no persisted offsets, the table has no expiry or windows, the worker uses no
     transactions."""
 
-    _unacknowledged: Optional[list] = None
-    _unsent: Optional[list] = None
-    _sending: Optional[asyncio.Task] = None
+    _unacknowledged: list | None = None
+    _unsent: list | None = None
+    _sending: asyncio.Task | None = None
 
     def store(self, key: bytes, value: bytes, partition: int) -> None:
         """Write `value`; its changelog record goes to `partition` (the partition of the move that
@@ -158,7 +163,7 @@ class MatchTable(faust.Table):
     def __delitem__(self, key: Any) -> None:
         raise RuntimeError("MatchTable is deleted from only through forget(key, partition)")
 
-    def _log(self, key: bytes, value: Optional[bytes], partition: int) -> None:
+    def _log(self, key: bytes, value: bytes | None, partition: int) -> None:
         if self._unsent is None:
             self._unsent = []
         self._unsent.append((key, value, partition))
@@ -180,7 +185,7 @@ class MatchTable(faust.Table):
                     self._unacknowledged = []
                 self._unacknowledged.append(sent)
 
-    _applied: Optional[dict] = None
+    _applied: dict | None = None
 
     def _count_applied(self, message: Any) -> None:
         if self._applied is None:
@@ -223,10 +228,10 @@ class MatchTable(faust.Table):
 class Recovery(FaustRecovery):
     """Faust's recovery with two fixes (item 4 above) and a guard for the partitions it takes over."""
 
-    _rebalance: Optional[int] = None  # app.rebalancing_count when this recovery's rebalance assigned
+    _rebalance: int | None = None  # app.rebalancing_count when this recovery's rebalance assigned
     _taken_over: frozenset = frozenset()  # changelog partitions active now and not recovered here
     _recovered: frozenset = frozenset()  # active since a recovery completed, through every rebalance
-    _reading_from: Optional[dict] = None
+    _reading_from: dict | None = None
 
     async def on_rebalance(self, assigned: set, revoked: set, newly_assigned: set, generation_id: int = 0) -> None:
         await super().on_rebalance(assigned, revoked, newly_assigned, generation_id)
@@ -269,8 +274,10 @@ class Recovery(FaustRecovery):
             self._end_pass()
 
     def _end_pass(self) -> None:
-        log.info("recovery: the next rebalance has begun; this pass ends here and the next one starts "
-                 "when the new assignment arrives")
+        log.info(
+            "recovery: the next rebalance has begun; this pass ends here and the next one starts "
+            "when the new assignment arrives"
+        )
         raise RebalanceAgain()
 
     async def _build_offsets(self, consumer: Any, tps: set[TP], destination: Any, title: str) -> None:
@@ -296,7 +303,7 @@ class Recovery(FaustRecovery):
             self.tables.changelog_queue.clear()
             self._forget_leaked(offsets, "while the seek was made", self._reading_from or {})
 
-    def _forget_leaked(self, offsets: Any, when: str, expected: Optional[dict] = None) -> None:
+    def _forget_leaked(self, offsets: Any, when: str, expected: dict | None = None) -> None:
         """A partition this worker takes over is read from where the build put it (the beginning:
         what is in memory of it may be partial); a record counted as read before that came from
         an earlier assignment or a pass that did not finish, and counting it would skip what
@@ -304,10 +311,15 @@ class Recovery(FaustRecovery):
         for tp in self._taken_over:
             start = (expected or {}).get(tp)
             if offsets.get(tp) not in (None, -1, start):
-                log.warning("recovery of %s[%d]: a record at offset %s of an earlier assignment (or an "
-                            "unfinished pass) was counted as read %s; reading it from %s instead",
-                            tp.topic, tp.partition, offsets[tp], when,
-                            "the beginning" if start in (None, -1) else start)
+                log.warning(
+                    "recovery of %s[%d]: a record at offset %s of an earlier assignment (or an "
+                    "unfinished pass) was counted as read %s; reading it from %s instead",
+                    tp.topic,
+                    tp.partition,
+                    offsets[tp],
+                    when,
+                    "the beginning" if start in (None, -1) else start,
+                )
                 offsets[tp] = start
 
 
@@ -328,8 +340,11 @@ def create_changelog_before_joining(settings: Any, partitions: int) -> str:
 
     name = settings.topics.rules_changelog
     configs = changelog_configs(settings)
-    status = kafka_admin.create_topics(settings.kafka_bootstrap, [kafka_admin.TopicSpec(
-        name, partitions, configs, settings.replication_factor)], timeout=60)
+    status = kafka_admin.create_topics(
+        settings.kafka_bootstrap,
+        [kafka_admin.TopicSpec(name, partitions, configs, settings.replication_factor)],
+        timeout=60,
+    )
     if status[name] != "created":
         kafka_admin.ensure_topic_configs(settings.kafka_bootstrap, name, configs)
     return status[name]
@@ -342,8 +357,12 @@ def create_changelog_before_joining(settings: Any, partitions: int) -> str:
 #: tombstones of forgotten matches are dropped a minute after compaction. They are the only
 #: deletions, so a standby or a recovery that misses one keeps a forgotten match's entry, which
 #: changes no answer (the fold forgets it by its offsets) and the next sweep deletes it again.
-CHANGELOG_COMPACTION = {"cleanup.policy": "compact", "segment.ms": "60000", "min.cleanable.dirty.ratio": "0.1",
-                        "delete.retention.ms": "60000"}
+CHANGELOG_COMPACTION = {
+    "cleanup.policy": "compact",
+    "segment.ms": "60000",
+    "min.cleanable.dirty.ratio": "0.1",
+    "delete.retention.ms": "60000",
+}
 
 
 def changelog_configs(settings: Any) -> dict[str, str]:
@@ -365,7 +384,7 @@ class Linger:
 
     def __init__(self, app: faust.App):
         self._app = app
-        self.seconds: Optional[float] = None
+        self.seconds: float | None = None
 
     def set(self, seconds: float) -> None:
         if seconds == self.seconds:

@@ -5,16 +5,18 @@ Ready = the group assigned this worker its partitions, it recovered its table an
 positions (Faust's rebalance completed), and the records not yet answered on its partitions
 (the moves end offsets minus the stored positions) are at most PLYLOG_READY_LAG.
 """
+
 from __future__ import annotations
 
 import logging
 import time
 from collections import Counter
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import faust
 from faust.types import TP
-from prometheus_client import Counter as PromCounter, Gauge, Histogram
+from prometheus_client import Counter as PromCounter
+from prometheus_client import Gauge, Histogram
 
 from services.common.ops import OpsState, Readiness, serve
 from services.common.settings import Settings
@@ -22,25 +24,38 @@ from services.common.settings import Settings
 from .core import Counters, position_key, read_position
 
 log = logging.getLogger("plylog.rules")
-BATCH_BUCKETS = (.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30)
+BATCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
 
 class RulesMetrics:
     def __init__(self, state: OpsState):
         r = state.registry
         self.records = PromCounter("plylog_rules_records", "move records folded (redeliveries included)", registry=r)
-        self.results = PromCounter("plylog_rules_results", "results produced, by status (accepted, duplicate, "
-                                   "rejected) and rejection code", ["status", "code"], registry=r)
+        self.results = PromCounter(
+            "plylog_rules_results",
+            "results produced, by status (accepted, duplicate, rejected) and rejection code",
+            ["status", "code"],
+            registry=r,
+        )
         self.dead_letters = PromCounter("plylog_rules_dead_letters", "dead letters produced", registry=r)
         self.redelivered = PromCounter("plylog_rules_redelivered", "records skipped as already answered", registry=r)
-        self.batch = Histogram("plylog_rules_batch_seconds", "a batch from fold to stored positions", registry=r,
-                               buckets=BATCH_BUCKETS)
-        self.lag = Gauge("plylog_rules_lag", "records of plylog.moves not yet answered, per partition this worker "
-                         "owns", ["partition"], registry=r)
-        self.assigned = Gauge("plylog_rules_assigned_partitions", "partitions of plylog.moves this worker owns",
-                              registry=r)
-        self.recovery = Gauge("plylog_rules_recovery_seconds", "the last recovery: from partitions assigned to "
-                              "the table recovered", registry=r)
+        self.batch = Histogram(
+            "plylog_rules_batch_seconds", "a batch from fold to stored positions", registry=r, buckets=BATCH_BUCKETS
+        )
+        self.lag = Gauge(
+            "plylog_rules_lag",
+            "records of plylog.moves not yet answered, per partition this worker owns",
+            ["partition"],
+            registry=r,
+        )
+        self.assigned = Gauge(
+            "plylog_rules_assigned_partitions", "partitions of plylog.moves this worker owns", registry=r
+        )
+        self.recovery = Gauge(
+            "plylog_rules_recovery_seconds",
+            "the last recovery: from partitions assigned to the table recovered",
+            registry=r,
+        )
         self.recoveries = PromCounter("plylog_rules_recoveries", "recoveries completed", registry=r)
 
     def on_batch(self, counts: Counter, seconds: float) -> None:
@@ -55,8 +70,9 @@ class RulesMetrics:
         self.batch.observe(seconds)
 
 
-def install(app: faust.App, table: faust.Table, moves: str, counters: Counters, settings: Settings,
-            worker_name: str) -> Optional[OpsState]:
+def install(
+    app: faust.App, table: faust.Table, moves: str, counters: Counters, settings: Settings, worker_name: str
+) -> OpsState | None:
     """Serve /livez, /readyz and /metrics for this worker (nothing when PLYLOG_OPS_PORT is unset)."""
     if not settings.ops_port:
         return None
@@ -84,15 +100,21 @@ def install(app: faust.App, table: faust.Table, moves: str, counters: Counters, 
         owned = sorted((tp for tp in app.consumer.assignment() if tp.topic == moves), key=lambda tp: tp.partition)
         lag = await _lag(app, owned, lambda p: read_position(table.get(position_key(p))), metrics)
         metrics.assigned.set(len(owned))
-        state.publish(Readiness(assigned=phase["assigned_at"] is not None, recovered=phase["recovered"], lag=lag,
-                                detail={"partitions": [tp.partition for tp in owned]}))
+        state.publish(
+            Readiness(
+                assigned=phase["assigned_at"] is not None,
+                recovered=phase["recovered"],
+                lag=lag,
+                detail={"partitions": [tp.partition for tp in owned]},
+            )
+        )
 
     state.beat()
     serve(state, settings.ops_host, settings.ops_port)
     return state
 
 
-async def _lag(app: faust.App, owned: list[TP], position: Callable[[int], int], metrics: RulesMetrics) -> Optional[int]:
+async def _lag(app: faust.App, owned: list[TP], position: Callable[[int], int], metrics: RulesMetrics) -> int | None:
     """Records not yet answered on the owned partitions (None while Kafka does not answer)."""
     metrics.lag.clear()
     if not owned:

@@ -20,11 +20,12 @@ fold loop drops the pending writes when it folds its first batch of a new genera
 committer, skipping a batch of the old one, forgets that batch's writes only.
 At most DEPTH batches are in flight: the fold waits when Kafka is slower than it.
 """
+
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 from .core import Batch
 
@@ -47,11 +48,11 @@ class Pending:
 
     writes: dict[bytes, tuple[bytes, int, int]] = field(default_factory=dict)
 
-    def load(self, table_get: Callable[[bytes], Optional[bytes]]) -> Callable[[bytes], Optional[bytes]]:
+    def load(self, table_get: Callable[[bytes], bytes | None]) -> Callable[[bytes], bytes | None]:
         """What the next fold reads: a pending write, else the table."""
         writes = self.writes
 
-        def get(key: bytes) -> Optional[bytes]:
+        def get(key: bytes) -> bytes | None:
             pending = writes.get(key)
             return pending[0] if pending is not None else table_get(key)
 
@@ -105,9 +106,9 @@ class Committer:
 
     def __init__(self, run):
         self._run = run
-        self.task: Optional[asyncio.Task] = None
+        self.task: asyncio.Task | None = None
 
-    async def __aenter__(self) -> "Committer":
+    async def __aenter__(self) -> Committer:
         folding = asyncio.current_task()
         self.task = asyncio.ensure_future(self._run())
 

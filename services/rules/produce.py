@@ -9,12 +9,14 @@ replacement is refused too, or the error is of another kind (the broker unavaila
 replicas), the error is raised and the batch fails: the worker stops and a restart answers the
 batch again from its stored positions.
 """
+
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiokafka.errors import CorruptRecordException, MessageSizeTooLargeError, RecordListTooLargeError
 from faust.exceptions import ProducerSendError
@@ -44,7 +46,7 @@ async def acknowledged(send: Send, sends: list[Outgoing], futures: list[asyncio.
     # Shielded: when the worker stops while a batch is in flight, cancelling this wait must not
     # cancel the producer's own futures (Faust sets their results later: InvalidStateError).
     outcomes = await asyncio.shield(asyncio.gather(*futures, return_exceptions=True))
-    failed = [(out, error) for out, error in zip(sends, outcomes) if isinstance(error, BaseException)]
+    failed = [(out, error) for out, error in zip(sends, outcomes, strict=False) if isinstance(error, BaseException)]
     for _, error in failed:
         if not isinstance(error, REFUSED_FOR_THE_RECORD):
             raise error
@@ -87,14 +89,22 @@ async def _alone_or_replaced(send: Send, out: Outgoing) -> int:
         return 0
     except REFUSED_FOR_THE_RECORD as error:
         substitute = replacement(out, error)
-        log.warning("Kafka refused a %s record of %d bytes answering %s (%s: %s); sending a %d-byte dead letter "
-                    "instead", out.kind, len(out.value), _where(out.cause), type(error).__name__, error,
-                    len(substitute.value))
+        log.warning(
+            "Kafka refused a %s record of %d bytes answering %s (%s: %s); sending a %d-byte dead letter instead",
+            out.kind,
+            len(out.value),
+            _where(out.cause),
+            type(error).__name__,
+            error,
+            len(substitute.value),
+        )
     try:
         await (await send(substitute))
     except REFUSED_FOR_THE_RECORD as error:
-        raise RuntimeError(f"Kafka refused even a {len(substitute.value)}-byte dead letter for {_where(out.cause)} "
-                           f"({type(error).__name__}); is max.message.bytes of the dead-letter topic that small?") from error
+        raise RuntimeError(
+            f"Kafka refused even a {len(substitute.value)}-byte dead letter for {_where(out.cause)} "
+            f"({type(error).__name__}); is max.message.bytes of the dead-letter topic that small?"
+        ) from error
     return 1
 
 
@@ -105,8 +115,10 @@ def replacement(out: Outgoing, error: BaseException) -> Outgoing:
     if out.kind == "deadletter":
         why = f"its dead letter of {len(out.value)} bytes was refused by Kafka ({type(error).__name__})"
         return dead_letter(cause, f"{why}; raw bytes left out", keep_raw=0)
-    why = (f"its {out.kind[:-1]} record ({len(out.value)} bytes, sha256 {digest}) was refused by Kafka "
-           f"({type(error).__name__}: {error}); the move was applied")
+    why = (
+        f"its {out.kind[:-1]} record ({len(out.value)} bytes, sha256 {digest}) was refused by Kafka "
+        f"({type(error).__name__}: {error}); the move was applied"
+    )
     return dead_letter(cause, why, keep_raw=0)
 
 

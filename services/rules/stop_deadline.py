@@ -7,12 +7,13 @@ logged "Wait for streams..." and nothing after it for two minutes, until the tes
 Nothing the stop could still write is needed: positions are stored only after the states they
 cover, and offsets are committed only up to stored positions. So a timer exits the process.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger("plylog.rules")
 EXIT_CODE = 70  # EX_SOFTWARE: stopped after an error, not by request
@@ -22,8 +23,11 @@ def arm(seconds: float, why: str, exit: Callable[[int], None] = os._exit) -> thr
     """Exit with EXIT_CODE in `seconds` unless the process has ended (or the timer is cancelled)."""
 
     def expire() -> None:
-        log.error("still stopping %.0f s after %s; exiting now (a restart answers it again from the stored "
-                  "positions)", seconds, why)
+        log.error(
+            "still stopping %.0f s after %s; exiting now (a restart answers it again from the stored positions)",
+            seconds,
+            why,
+        )
         for handler in logging.getLogger().handlers + log.handlers:
             handler.flush()
         exit(EXIT_CODE)

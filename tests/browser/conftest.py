@@ -8,6 +8,7 @@ tests are skipped, except under CI=true, where that is a failure.
 
 Screenshots go to tests/browser/screenshots/ (git-ignored).
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,15 @@ from tests.e2e.gateway_stack import running_stack
 
 CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 SCREENSHOTS = Path(__file__).parent / "screenshots"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PARTITIONS = 2
 
 # Tees every fetch response body the page receives (streams too, chunk by chunk) into
@@ -55,8 +63,9 @@ RECORD_FETCH = """
 
 def _missing(what: str) -> None:
     if CI:
-        pytest.fail(f"{what}; CI=true, so this is a failure (`make setup` installs Chromium and Playwright)",
-                    pytrace=False)
+        pytest.fail(
+            f"{what}; CI=true, so this is a failure (`make setup` installs Chromium and Playwright)", pytrace=False
+        )
     pytest.skip(f"{what} (`make setup` installs it)")
 
 
@@ -69,8 +78,17 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("web"), "web", PARTITIONS, bots=True,
-                       PLYLOG_RATE_PER_S="200", PLYLOG_RATE_BURST="200", PLYLOG_SSE_KEEPALIVE_S="2") as running:
+    with running_stack(
+        kafka_bootstrap,
+        redis_url,
+        tmp_path_factory.mktemp("web"),
+        "web",
+        PARTITIONS,
+        bots=True,
+        PLYLOG_RATE_PER_S="200",
+        PLYLOG_RATE_BURST="200",
+        PLYLOG_SSE_KEEPALIVE_S="2",
+    ) as running:
         yield running
 
 
@@ -159,7 +177,7 @@ def validate_what_the_page_received(page) -> None:
         elif path.endswith("/stream"):
             for line in text.splitlines():
                 if line.startswith("data: "):
-                    check_result(line[len("data: "):], kind="sse")
+                    check_result(line[len("data: ") :], kind="sse")
         elif "/v1/matches/" in path and path.count("/") == 5 and not path.endswith("/tokens"):
             view = orjson.loads(text)
             if "error" not in view:

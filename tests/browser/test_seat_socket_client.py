@@ -2,6 +2,7 @@
 moves go out and their results come back over its WebSocket (no POST), the other seat's move
 arrives on the other page's socket, a spectator follows the SSE stream, and a page whose socket
 cannot open plays over SSE + POST instead."""
+
 from __future__ import annotations
 
 import orjson
@@ -32,8 +33,10 @@ def custom_layout(page) -> None:
 def action_posts(page) -> list[str]:
     """Every `POST .../actions` the page makes from now on (the list fills as it does)."""
     posts: list[str] = []
-    page.on("request", lambda request: posts.append(request.url)
-            if request.method == "POST" and "/actions" in request.url else None)
+    page.on(
+        "request",
+        lambda request: posts.append(request.url) if request.method == "POST" and "/actions" in request.url else None,
+    )
     return posts
 
 
@@ -72,8 +75,9 @@ def test_moves_go_over_the_seat_socket_and_a_spectator_follows_the_stream(new_pa
     assert [f["action"] for f in sent] == [{"type": "place", "cells": WORKED_GAME[0]}]
     assert sent[0]["event_id"].startswith("w-")
     answer = [f for f in frames(black, "received") if f["type"] == "result"]
-    assert [(f["event_id"], f["status"], f["seq"]) for f in answer] == [(sent[0]["event_id"], "accepted",
-                                                                          sent[0]["expected_seq"] + 1)]
+    assert [(f["event_id"], f["status"], f["seq"]) for f in answer] == [
+        (sent[0]["event_id"], "accepted", sent[0]["expected_seq"] + 1)
+    ]
     told = [f for f in frames(white, "received") if f["type"] == "update" and f.get("status") == "accepted"]
     assert sent[0]["event_id"] in [f["event_id"] for f in told]
     assert [f["action"] for f in frames(white, "sent") if "action" in f] == [{"type": "place", "cells": WORKED_GAME[1]}]

@@ -2,8 +2,10 @@
 people play all four games by clicking, watch live (surviving a gateway restart), replay, and
 read the leaderboards. Screenshots of every page land in tests/browser/screenshots/.
 """
+
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -164,10 +166,8 @@ def network_texts(page, responses) -> list[str]:
     for response in responses:
         if "/stream" in response.url:
             continue
-        try:
+        with contextlib.suppress(Exception):  # bodies of pages navigated away from may be gone
             texts.append(response.text())
-        except Exception:  # noqa: BLE001 - bodies of pages navigated away from may be gone
-            pass
     return texts
 
 
@@ -254,10 +254,14 @@ def test_mastermind_manual_feedback_commitment_made_in_the_browser(new_page, web
 
     # The page hashes with Web Crypto, or its own SHA-256 where there is none: both agree with Python.
     texts = ["", "abc", "x" * 200, f"MM1|{match_id}|1|1|1,2|00ff"]
-    digests = maker.evaluate("""async (texts) => {
+    digests = maker.evaluate(
+        """async (texts) => {
         const m = await import('/js/sha256.js');
-        return Promise.all(texts.map(async (t) => [await m.sha256Hex(t), m.sha256HexPlain(new TextEncoder().encode(t))]));
-    }""", texts)
+        return Promise.all(texts.map(async (t) =>
+            [await m.sha256Hex(t), m.sha256HexPlain(new TextEncoder().encode(t))]));
+    }""",
+        texts,
+    )
     assert digests == [[hashlib.sha256(t.encode()).hexdigest()] * 2 for t in texts]
 
     maker.wait_for_selector("#mm-set-code:has-text('Commit')")
@@ -290,7 +294,11 @@ def test_mana_shows_the_mana_and_rejects_a_disobeying_move(new_page, web_stack):
     join_by_link(white, black.input_value(".seat-link"))
 
     black.wait_for_selector(".cell.legal")
-    assert sorted(black.locator("svg.board .cell.legal").evaluate_all("(gs) => gs.map((g) => g.dataset.key)")) == ["b1", "c1", "f1"]
+    assert sorted(black.locator("svg.board .cell.legal").evaluate_all("(gs) => gs.map((g) => g.dataset.key)")) == [
+        "b1",
+        "c1",
+        "f1",
+    ]
     screenshot(black, "mana-setup")
     cell(black, "c1").click()
     white.wait_for_selector(".cell.legal")
@@ -311,7 +319,11 @@ def test_mana_shows_the_mana_and_rejects_a_disobeying_move(new_page, web_stack):
     white.wait_for_selector('svg.board [data-key="b6"].legal')
     banner = white.inner_text("#mana-required")
     assert "2 (bird on a3)" in banner and "2 marks" in banner
-    assert sorted(white.locator("svg.board .cell.legal").evaluate_all("(gs) => gs.map((g) => g.dataset.key)")) == ["b6", "c6", "f6"]
+    assert sorted(white.locator("svg.board .cell.legal").evaluate_all("(gs) => gs.map((g) => g.dataset.key)")) == [
+        "b6",
+        "c6",
+        "f6",
+    ]
     assert "bird" in cell(white, "a3").get_attribute("aria-label")
     cell(white, "a6").click()  # a 1-mark square: disobeying
     cell(white, "a5").click()
@@ -365,7 +377,18 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
     # Pattern: ivan, the inventor, picks from the catalogue (every id offered).
     second.wait_for_selector("#mn-choose-pattern")
     ids = second.locator('input[name="mn-pattern"]').evaluate_all("(xs) => xs.map((x) => x.value)")
-    assert ids == ["five_in_a_row", "havannah", "hex", "y", "ring", "big_group", "triangle", "flower", "odd", "equicolored"]
+    assert ids == [
+        "five_in_a_row",
+        "havannah",
+        "hex",
+        "y",
+        "ring",
+        "big_group",
+        "triangle",
+        "flower",
+        "odd",
+        "equicolored",
+    ]
     screenshot(second, "mind-ninja-pattern")
     second.check('input[name="mn-pattern"][value="five_in_a_row"]')
     second.click("#mn-choose-pattern")
@@ -402,13 +425,19 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
 # --- Replay: every earlier position of a running match, by slider, keys and buttons -------------
 def test_replay_slider_shows_each_earlier_position(new_page, web_stack):
     http = web_stack.http
-    created = http.post("/v1/matches", json={"game": "strands", "seats": ["kim", "lee"],
-                                            "options": {"layout": WORKED_LAYOUT}}, headers=operator()).json()
+    created = http.post(
+        "/v1/matches",
+        json={"game": "strands", "seats": ["kim", "lee"], "options": {"layout": WORKED_LAYOUT}},
+        headers=operator(),
+    ).json()
     match_id, tokens = created["match_id"], created["tokens"]
 
     def move(turn: int) -> None:
-        answer = http.post(f"/v1/matches/{match_id}/actions?wait=true", headers={"Authorization": f"Bearer {tokens[turn % 2]}"},
-                           json={"action": {"type": "place", "cells": WORKED_GAME[turn]}}).json()
+        answer = http.post(
+            f"/v1/matches/{match_id}/actions?wait=true",
+            headers={"Authorization": f"Bearer {tokens[turn % 2]}"},
+            json={"action": {"type": "place", "cells": WORKED_GAME[turn]}},
+        ).json()
         assert answer["status"] == "accepted", answer
 
     for turn in range(3):

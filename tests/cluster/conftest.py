@@ -6,6 +6,7 @@ again to start what is missing.
 
 Under CI=true a cluster that cannot start fails the tests; elsewhere they are skipped.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,11 +38,19 @@ def _free_bases() -> dict[str, int]:
     rng = random.Random()
     for _ in range(200):
         kafka, redis_port = rng.randrange(21000, 29000, 20), rng.randrange(31000, 39000, 10)
-        ports = [kafka + i for i in range(6)] + [redis_port + i for i in range(6)] + \
-                [redis_port + 10000 + i for i in range(6)] + [kafka + 10, kafka + 110, kafka + 120]
+        ports = (
+            [kafka + i for i in range(6)]
+            + [redis_port + i for i in range(6)]
+            + [redis_port + 10000 + i for i in range(6)]
+            + [kafka + 10, kafka + 110, kafka + 120]
+        )
         if all(port_free(p) for p in ports):
-            return {"PLYLOG_KAFKA_PORT": kafka, "PLYLOG_KAFKA_CONTROLLER_PORT": kafka + 1,
-                    "PLYLOG_REDIS_PORT": redis_port, "PLYLOG_GATEWAY_PORT": kafka + 10}
+            return {
+                "PLYLOG_KAFKA_PORT": kafka,
+                "PLYLOG_KAFKA_CONTROLLER_PORT": kafka + 1,
+                "PLYLOG_REDIS_PORT": redis_port,
+                "PLYLOG_GATEWAY_PORT": kafka + 10,
+            }
     raise RuntimeError("no free port range for a local cluster")
 
 
@@ -53,8 +62,14 @@ class LocalCluster:
     redis_url: str
 
     def plylog(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "services.cli.main", *args], cwd=REPO, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", *args],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def record(self, name: str) -> ProcRecord:
         return ProcRecord.from_json(json.loads((self.home / "run" / f"{name}.json").read_text()))
@@ -93,23 +108,31 @@ class LocalCluster:
                     client.elect_leaders(0, None, raise_errors=False)  # 0: preferred replica
                     elected = True
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"the Kafka cluster did not settle in {timeout:g} s: out of sync "
-                                         f"{unsettled[:5]}, not led by their preferred replica {not_preferred[:5]}")
+                    raise AssertionError(
+                        f"the Kafka cluster did not settle in {timeout:g} s: out of sync "
+                        f"{unsettled[:5]}, not led by their preferred replica {not_preferred[:5]}"
+                    )
                 time.sleep(0.5)
 
     def topics(self, label: str) -> Topics:
         """Contract topics of their own (3 replicas, min.insync.replicas 2), on a settled cluster."""
         self.wait_settled()
         topics = Topics(f"c{label}{uuid.uuid4().hex[:6]}.")
-        kafka_admin.ensure_contract_topics(self.bootstrap, topics.prefix, PARTITIONS, replication=3, min_insync=2,
-                                           timeout=60)
+        kafka_admin.ensure_contract_topics(
+            self.bootstrap, topics.prefix, PARTITIONS, replication=3, min_insync=2, timeout=60
+        )
         return topics
 
     def service_env(self, topics: Topics, redis_prefix: str) -> dict[str, str]:
-        return {"KAFKA_BOOTSTRAP_SERVERS": self.bootstrap, "REDIS_URL": self.redis_url,
-                "PLYLOG_TOPIC_PREFIX": topics.prefix, "PLYLOG_REDIS_PREFIX": redis_prefix,
-                "PLYLOG_REPLICATION_FACTOR": "3", "PLYLOG_MIN_INSYNC_REPLICAS": "2",
-                "PLYLOG_PARTITIONS": str(PARTITIONS)}
+        return {
+            "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+            "REDIS_URL": self.redis_url,
+            "PLYLOG_TOPIC_PREFIX": topics.prefix,
+            "PLYLOG_REDIS_PREFIX": redis_prefix,
+            "PLYLOG_REPLICATION_FACTOR": "3",
+            "PLYLOG_MIN_INSYNC_REPLICAS": "2",
+            "PLYLOG_PARTITIONS": str(PARTITIONS),
+        }
 
     def redis(self):
         return redis_client.connect(self.redis_url)
@@ -135,8 +158,12 @@ def _unsettled_partitions(topics: list[dict]) -> tuple[list[str], list[str]]:
 @pytest.fixture(scope="package")  # stopped after tests/cluster: its idle JVMs would slow the rest of the run
 def local_cluster():
     home = Path(tempfile.mkdtemp(prefix="plylog-cluster-test-"))
-    env = {**os.environ, "PLYLOG_HOME": str(home), "PYTHONPATH": str(REPO),
-           **{k: str(v) for k, v in _free_bases().items()}}
+    env = {
+        **os.environ,
+        "PLYLOG_HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        **{k: str(v) for k, v in _free_bases().items()},
+    }
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL"):
         env.pop(name, None)
     cluster = LocalCluster(home, env, "", "")
@@ -150,8 +177,10 @@ def local_cluster():
             pytest.skip(message)
         stack = json.loads((home / "stack.json").read_text())
         cluster.bootstrap, cluster.redis_url = stack["kafka_bootstrap"], stack["redis_url"]
-        print(f"\nlocal cluster up in {time.monotonic() - started:.1f} s: Kafka {cluster.bootstrap}, "
-              f"Redis {cluster.redis_url}")
+        print(
+            f"\nlocal cluster up in {time.monotonic() - started:.1f} s: Kafka {cluster.bootstrap}, "
+            f"Redis {cluster.redis_url}"
+        )
         yield cluster
     finally:
         records = [ProcRecord.from_json(json.loads(f.read_text())) for f in (home / "run").glob("*.json")]

@@ -4,6 +4,7 @@ match keys SIGKILLed (its replica takes over), rules workers scaled 1 -> 3 -> 1 
 1 -> 2, a rules worker paused past its session. Each ends with every move answered, `plylog audit`
 clean, the accepted results equal to the offline fold, and (where a projector ran) the projection
 equal to a rebuild. The times they measure are printed at the end of the run."""
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,13 @@ class Sender(threading.Thread):
 
     def run(self) -> None:
         try:
-            producer = KafkaProducer(bootstrap_servers=self.bootstrap, acks="all", linger_ms=5,
-                                     delivery_timeout_ms=180_000, request_timeout_ms=20_000)
+            producer = KafkaProducer(
+                bootstrap_servers=self.bootstrap,
+                acks="all",
+                linger_ms=5,
+                delivery_timeout_ms=180_000,
+                request_timeout_ms=20_000,
+            )
             futures, pace = [], self.seconds / len(self.records)
             started = time.monotonic()
             for n, (key, value) in enumerate(self.records):
@@ -95,8 +101,9 @@ def split_under_load(cluster: LocalCluster, topics: Topics, pair: list[Service],
     return sender
 
 
-def wait_until_projected(cluster: LocalCluster, topics: Topics, keys: Keys, timeout: float = 300.0,
-                         services=()) -> None:
+def wait_until_projected(
+    cluster: LocalCluster, topics: Topics, keys: Keys, timeout: float = 300.0, services=()
+) -> None:
     from tests.integration.test_projector import end_offsets
 
     client = cluster.redis()
@@ -119,8 +126,14 @@ def rebuild_check(cluster: LocalCluster, topics: Topics, prefix: str) -> str:
 
     from .conftest import REPO
 
-    done = subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild", "--check"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "rebuild", "--check"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0 and "equals a rebuild" in done.stdout, done.stdout + done.stderr
     return done.stdout
 
@@ -134,8 +147,14 @@ def leaders(cluster: LocalCluster, topic: str) -> Counter:
 
 def writable_after(cluster: LocalCluster, probe: str, since: float) -> float:
     """Seconds from `since` until a record is acknowledged (acks=all) on every partition of `probe`."""
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all", request_timeout_ms=3000,
-                             max_block_ms=3000, delivery_timeout_ms=10_000, retries=0)
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap,
+        acks="all",
+        request_timeout_ms=3000,
+        max_block_ms=3000,
+        delivery_timeout_ms=10_000,
+        retries=0,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -155,8 +174,9 @@ def test_a_broker_killed_under_load_loses_no_move_and_applies_none_twice(local_c
     cluster = local_cluster
     topics = cluster.topics("b")
     probe = topics.prefix + "probe"
-    kafka_admin.create_topics(cluster.bootstrap, [kafka_admin.TopicSpec(probe, PARTITIONS, {"min.insync.replicas": "2"},
-                                                                        3)])
+    kafka_admin.create_topics(
+        cluster.bootstrap, [kafka_admin.TopicSpec(probe, PARTITIONS, {"min.insync.replicas": "2"}, 3)]
+    )
     traffic = load("bk-", seed=31)
     pair = workers(cluster, topics, tmp_path, 2)
     try:
@@ -202,9 +222,17 @@ def promoted_after(cluster: LocalCluster, dead_port: int, since: float) -> float
     node = redis.Redis(host="127.0.0.1", port=next(p for p in ports if p != dead_port), decode_responses=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        seen = {line.split()[1].split("@")[0]: line.split()[2] for line in node.execute_command("CLUSTER", "NODES",
-                                                                                              ).splitlines()}
-        if "fail" in seen.get(f"127.0.0.1:{dead_port}", "").split(",") and node.cluster("INFO")["cluster_state"] == "ok":
+        seen = {
+            line.split()[1].split("@")[0]: line.split()[2]
+            for line in node.execute_command(
+                "CLUSTER",
+                "NODES",
+            ).splitlines()
+        }
+        if (
+            "fail" in seen.get(f"127.0.0.1:{dead_port}", "").split(",")
+            and node.cluster("INFO")["cluster_state"] == "ok"
+        ):
             return time.monotonic() - since
         time.sleep(0.1)
     raise AssertionError("the Redis Cluster did not fail the dead primary over within 60 s")
@@ -213,12 +241,16 @@ def promoted_after(cluster: LocalCluster, dead_port: int, since: float) -> float
 def partitions_on(cluster: LocalCluster, keys: Keys, port: int) -> list[int]:
     """The results partitions whose keys (and stored offsets) the node on `port` serves."""
     client = cluster.redis()
-    return [p for p in keys.all_partitions()
-            if client.nodes_manager.get_node_from_slot(client.keyslot(keys.offsets("projector", p))).port == port]
+    return [
+        p
+        for p in keys.all_partitions()
+        if client.nodes_manager.get_node_from_slot(client.keyslot(keys.offsets("projector", p))).port == port
+    ]
 
 
-def resumed_after(cluster: LocalCluster, topics: Topics, keys: Keys, partitions: list[int], before: dict[str, int],
-                  since: float) -> float:
+def resumed_after(
+    cluster: LocalCluster, topics: Topics, keys: Keys, partitions: list[int], before: dict[str, int], since: float
+) -> float:
     """Seconds from `since` until the projector stored newer offsets for every one of `partitions`."""
     fields = [f"{topics.results}:{p}" for p in partitions]
     deadline = time.monotonic() + 120
@@ -251,8 +283,9 @@ def test_the_redis_primary_holding_most_match_keys_killed_under_load(local_clust
         killed_at = time.monotonic()
         cluster.kill(name)
         FIGURES["Redis primary kill: replica promoted after (s)"] = promoted_after(cluster, port, killed_at)
-        FIGURES["Redis primary kill: projector writing its partitions again after (s)"] = \
-            resumed_after(cluster, topics, keys, moved, before, killed_at)
+        FIGURES["Redis primary kill: projector writing its partitions again after (s)"] = resumed_after(
+            cluster, topics, keys, moved, before, killed_at
+        )
         sender.finish()
         wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=[worker])
         wait_until_projected(cluster, topics, keys, services=[proj])
@@ -319,8 +352,14 @@ def rebuild(cluster: LocalCluster, topics: Topics, prefix: str):
 
     from .conftest import REPO
 
-    return subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300, env={**cluster.env, **cluster.service_env(topics, prefix)})
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "rebuild"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**cluster.env, **cluster.service_env(topics, prefix)},
+    )
 
 
 # --- a rules worker paused past its session ------------------------------------------------------------
@@ -372,20 +411,31 @@ def test_gateways_subscribed_on_one_node_hear_results_published_on_every_node(lo
                 if len(by_node.setdefault(node, [])) < 2:
                     by_node[node].append(match_id)
             assert len(by_node) == 3  # matches homed on each primary
-            subscribed = {node.connection_pool.connection_kwargs["port"]: [c for c in node.client_list()
-                                                                          if c.get("cmd") == "psubscribe"]
-                          for node in redis_client.nodes(client, primaries_only=False)}
+            subscribed = {
+                node.connection_pool.connection_kwargs["port"]: [
+                    c for c in node.client_list() if c.get("cmd") == "psubscribe"
+                ]
+                for node in redis_client.nodes(client, primaries_only=False)
+            }
             assert sum(len(c) for c in subscribed.values()) == 2, subscribed  # one hub per gateway, one node each
             urls = [stack.url, other_url]
             for n, match_id in enumerate(m for ids in by_node.values() for m in ids):
-                created = httpx_post(urls[n % 2] + "/v1/matches", {"game": "strands", "seats": ["ann", "ben"],
-                                                                 "options": {"layout": "small-4"}, "match_id": match_id})
+                created = httpx_post(
+                    urls[n % 2] + "/v1/matches",
+                    {
+                        "game": "strands",
+                        "seats": ["ann", "ben"],
+                        "options": {"layout": "small-4"},
+                        "match_id": match_id,
+                    },
+                )
                 assert created.status_code == 201, created.text  # 202 = the hub never heard the result
             match_id = next(iter(by_node.values()))[0]
             reader = StreamReader(other_url, match_id, last_event_id=1).start()
             token = httpx_get(f"{stack.url}/v1/matches/{match_id}/tokens", operator()).json()["tokens"][0]
-            moved = httpx_post(f"{stack.url}/v1/matches/{match_id}/actions?wait=true",
-                               {"action": {"type": "resign"}}, auth(token))
+            moved = httpx_post(
+                f"{stack.url}/v1/matches/{match_id}/actions?wait=true", {"action": {"type": "resign"}}, auth(token)
+            )
             assert moved.status_code == 200 and moved.json()["status"] == "accepted", moved.text
             reader.wait_for(lambda r: r.accepted_seqs() == [2])
             reader.close()

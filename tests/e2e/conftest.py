@@ -1,5 +1,6 @@
 """The whole stack as real processes for end-to-end tests: rules worker, projector and gateway on
 the test broker and Redis, with topics and a Redis key prefix of their own (one stack per module)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,16 @@ PARTITIONS = 3
 
 @pytest.fixture(scope="module")
 def stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("e2e"), "e2e", PARTITIONS,
-                       # bots act far faster than people: lift the per-player limit
-                       PLYLOG_RATE_PER_S="5000", PLYLOG_RATE_BURST="5000",
-                       PLYLOG_SSE_KEEPALIVE_S="1", PLYLOG_TIMEKEEPER_INTERVAL_S="0.2") as running:
+    with running_stack(
+        kafka_bootstrap,
+        redis_url,
+        tmp_path_factory.mktemp("e2e"),
+        "e2e",
+        PARTITIONS,
+        # bots act far faster than people: lift the per-player limit
+        PLYLOG_RATE_PER_S="5000",
+        PLYLOG_RATE_BURST="5000",
+        PLYLOG_SSE_KEEPALIVE_S="1",
+        PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
+    ) as running:
         yield running

@@ -1,38 +1,47 @@
 """Run the gateway (and, for end-to-end tests, the rules worker and projector) as real processes
 on the test broker and Redis, and talk to it over HTTP."""
+
 from __future__ import annotations
 
 import contextlib
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import httpx
 import redis
 
 from bench.procs import Service
 from services.cli._api import parse_sse
-from tests.schema_check import check_result
 from services.cli._proc import free_port
+from services.cli.audit import audit
 from services.common import kafka_admin
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
-from services.cli.audit import audit
 from tests.integration.harness import rules_worker
+from tests.schema_check import check_result
 
 SECRET = "test-secret-0123456789abcdef"
 OPERATOR_KEY = "test-operator-key-0123456789"  # a platform's server: creates matches for named players
 
 
-def gateway_process(bootstrap: str, topics: Topics, redis_url: str, redis_prefix: str, home: Path,
-                    **env: str) -> tuple[Service, str]:
+def gateway_process(
+    bootstrap: str, topics: Topics, redis_url: str, redis_prefix: str, home: Path, **env: str
+) -> tuple[Service, str]:
     port = free_port()
-    base = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
-            "PLYLOG_REDIS_PREFIX": redis_prefix, "PLYLOG_GATEWAY_PORT": str(port), "PLYLOG_SECRET": SECRET,
-            "PLYLOG_OPERATOR_KEY": OPERATOR_KEY}
+    base = {
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "PLYLOG_TOPIC_PREFIX": topics.prefix,
+        "REDIS_URL": redis_url,
+        "PLYLOG_REDIS_PREFIX": redis_prefix,
+        "PLYLOG_GATEWAY_PORT": str(port),
+        "PLYLOG_SECRET": SECRET,
+        "PLYLOG_OPERATOR_KEY": OPERATOR_KEY,
+    }
     url = f"http://127.0.0.1:{port}"
     return Service("gateway", "services.gateway", (), {**base, **env}, home, ready_url=f"{url}/healthz"), url
 
@@ -86,22 +95,35 @@ class RunningStack:
 
 
 @contextlib.contextmanager
-def running_stack(bootstrap: str, redis_url: str, home: Path, name: str, partitions: int, bots: bool = False,
-                  **gateway_env: str) -> Iterator[RunningStack]:
+def running_stack(
+    bootstrap: str, redis_url: str, home: Path, name: str, partitions: int, bots: bool = False, **gateway_env: str
+) -> Iterator[RunningStack]:
     """Start the whole stack on the test broker and Redis (with `bots`, the bot service too), wait
     until each process says it is ready, and stop, audit and clean up everything afterwards."""
     topics = Topics(f"{name[0]}{uuid.uuid4().hex[:8]}.")
     kafka_admin.ensure_contract_topics(bootstrap, topics.prefix, partitions)
     prefix = unique_redis_prefix()
-    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix,
-           "REDIS_URL": redis_url, "PLYLOG_REDIS_PREFIX": prefix}
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "PLYLOG_TOPIC_PREFIX": topics.prefix,
+        "REDIS_URL": redis_url,
+        "PLYLOG_REDIS_PREFIX": prefix,
+    }
     worker = rules_worker(bootstrap, topics, home)
     projector = Service("projector", "services.projector", ("--name", f"projector-{name}"), env, home)
     gateway, url = gateway_process(bootstrap, topics, redis_url, prefix, home, **gateway_env)
     processes = [worker, projector, gateway]
     if bots:
-        processes.insert(2, Service("bots", "services.bots", ("--name", f"bots-{name}"),
-                                    {**env, "PLYLOG_BOT_SECRET": "test-bot-secret-0123456789"}, home))
+        processes.insert(
+            2,
+            Service(
+                "bots",
+                "services.bots",
+                ("--name", f"bots-{name}"),
+                {**env, "PLYLOG_BOT_SECRET": "test-bot-secret-0123456789"},
+                home,
+            ),
+        )
     try:
         for process in processes:
             process.start()
@@ -136,16 +158,16 @@ class StreamReader:
 
     url: str
     match_id: str
-    last_event_id: Optional[int] = None
-    stop_after: Optional[int] = None  # close after this many `result` events
+    last_event_id: int | None = None
+    stop_after: int | None = None  # close after this many `result` events
     validate: bool = True  # check each result against schemas/json/ (off for a test's synthetic records)
-    results: list[tuple[str, dict[str, Any], Optional[str]]] = field(default_factory=list)
+    results: list[tuple[str, dict[str, Any], str | None]] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)
-    error: Optional[BaseException] = None
-    _thread: Optional[threading.Thread] = None
+    error: BaseException | None = None
+    _thread: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
 
-    def start(self) -> "StreamReader":
+    def start(self) -> StreamReader:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -160,15 +182,19 @@ class StreamReader:
     def _run(self) -> None:
         headers = {} if self.last_event_id is None else {"Last-Event-ID": str(self.last_event_id)}
         try:
-            with httpx.stream("GET", f"{self.url}/v1/matches/{self.match_id}/stream", headers=headers,
-                              timeout=httpx.Timeout(10, read=60)) as response:
+            with httpx.stream(
+                "GET",
+                f"{self.url}/v1/matches/{self.match_id}/stream",
+                headers=headers,
+                timeout=httpx.Timeout(10, read=60),
+            ) as response:
                 assert response.status_code == 200, response.read()
                 for event, data, event_id in parse_sse(self._lines(response)):
                     if self.validate and event in ("result", "rejected"):
                         check_result(data, kind="sse")
                     self.results.append((event, data, event_id))
                     accepted = sum(1 for e, _, _ in self.results if e == "result")
-                    if self.stop_after is not None and accepted >= self.stop_after or self._stop.is_set():
+                    if (self.stop_after is not None and accepted >= self.stop_after) or self._stop.is_set():
                         return
         except BaseException as error:  # noqa: BLE001 - reported by the test
             self.error = error

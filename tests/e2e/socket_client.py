@@ -1,19 +1,26 @@
 """A test's client of the seat socket (GET /v1/matches/{id}/play), on the `websockets` package's
 synchronous client: open one, read its JSON messages, read it to its close."""
+
 from __future__ import annotations
 
 import socket as sockets
 import time
 import urllib.parse
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 
-def open_socket(base_url: str, match_id: str, token: Optional[str] = None, seat: Optional[int] = None,
-                subprotocols: Optional[list[str]] = None, slow: bool = False) -> ClientConnection:
+def open_socket(
+    base_url: str,
+    match_id: str,
+    token: str | None = None,
+    seat: int | None = None,
+    subprotocols: list[str] | None = None,
+    slow: bool = False,
+) -> ClientConnection:
     """A socket of `match_id` with `token` in the Authorization header (none when None). A `slow`
     one stops reading from the network while a message waits for recv(), with a small receive
     buffer (the kernel would otherwise take in tens of MB) and no pings of its own."""
@@ -28,8 +35,9 @@ def open_socket(base_url: str, match_id: str, token: Optional[str] = None, seat:
         raw.setsockopt(sockets.SOL_SOCKET, sockets.SO_RCVBUF, 32 * 1024)  # set before connecting: no autotuning
         raw.connect((where.hostname, where.port))
         options = {"sock": raw, "max_queue": 1, "ping_interval": None}
-    return connect(url, additional_headers=headers, subprotocols=subprotocols, open_timeout=10, close_timeout=5,
-                   **options)
+    return connect(
+        url, additional_headers=headers, subprotocols=subprotocols, open_timeout=10, close_timeout=5, **options
+    )
 
 
 def receive(socket: ClientConnection, timeout: float = 15.0) -> dict[str, Any]:

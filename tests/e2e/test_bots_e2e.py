@@ -1,6 +1,7 @@
 """A person (the test) plays a whole match of every game against a bot through the gateway, on the
 real stack with the bot service; the bot service is SIGKILLed mid-match and restarted: the match
 goes on, no bot move is applied twice, and the stack's audit is clean (running_stack checks it)."""
+
 from __future__ import annotations
 
 import random
@@ -16,14 +17,26 @@ from services.common.moves_log import read_topic
 from .gateway_stack import auth, running_stack
 
 pytestmark = pytest.mark.integration
-OPTIONS = {"strands": {"layout": "small-4"}, "mana": {"max_plies": 40}, "mastermind": {"pegs": 3, "colors": 4},
-           "mind_ninja": {"side": 3}}
+OPTIONS = {
+    "strands": {"layout": "small-4"},
+    "mana": {"max_plies": 40},
+    "mastermind": {"pegs": 3, "colors": 4},
+    "mind_ninja": {"side": 3},
+}
 
 
 @pytest.fixture(scope="module")
 def stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    with running_stack(kafka_bootstrap, redis_url, tmp_path_factory.mktemp("bots"), "bots", 3, bots=True,
-                       PLYLOG_RATE_PER_S="1000", PLYLOG_RATE_BURST="1000") as running:
+    with running_stack(
+        kafka_bootstrap,
+        redis_url,
+        tmp_path_factory.mktemp("bots"),
+        "bots",
+        3,
+        bots=True,
+        PLYLOG_RATE_PER_S="1000",
+        PLYLOG_RATE_BURST="1000",
+    ) as running:
         yield running
 
 
@@ -55,8 +68,9 @@ def bots_listed(stack, game: str) -> list[str]:
 def test_a_person_plays_a_whole_match_against_a_bot_that_survives_a_sigkill(stack, game):
     bot = next(b for b in bots_listed(stack, game) if b.endswith(("mcts-1", "most-parts")))
     me, credential = guest(stack, "person")
-    created = stack.http.post("/v1/matches", headers=auth(credential),
-                              json={"game": game, "seats": [me, bot], "options": OPTIONS[game]})
+    created = stack.http.post(
+        "/v1/matches", headers=auth(credential), json={"game": game, "seats": [me, bot], "options": OPTIONS[game]}
+    )
     assert created.status_code == 201, created.text
     match_id, token = created.json()["match_id"], created.json()["tokens"][0]
     assert created.json()["seats"] == [me, bot] and created.json()["view"]["status"] == "active"
@@ -67,8 +81,11 @@ def test_a_person_plays_a_whole_match_against_a_bot_that_survives_a_sigkill(stac
         if view["status"] == "over":
             break
         listing = stack.http.get(f"/v1/matches/{match_id}/legal-actions", headers=auth(token)).json()
-        result = stack.http.post(f"/v1/matches/{match_id}/actions?wait=true", headers=auth(token),
-                                 json={"action": rng.choice(listing["actions"]), "expected_seq": view["seq"]}).json()
+        result = stack.http.post(
+            f"/v1/matches/{match_id}/actions?wait=true",
+            headers=auth(token),
+            json={"action": rng.choice(listing["actions"]), "expected_seq": view["seq"]},
+        ).json()
         assert result["status"] == "accepted", result
         view, moves = result["view"], moves + 1
         if moves == 2 and not killed:  # the bot is thinking about its answer, or about to
@@ -79,8 +96,9 @@ def test_a_person_plays_a_whole_match_against_a_bot_that_survives_a_sigkill(stac
     assert killed, f"{game}: the match ended before the bot service could be killed"
     results = [orjson.loads(r.value) for r in read_topic(stack.bootstrap, stack.topics.results)]
     mine = [r for r in results if r["match_id"] == match_id]
-    bot_moves = Counter(r["event_id"] for r in mine if r["player"] == bot and r["status"] == "accepted"
-                        and not r["duplicate"])
+    bot_moves = Counter(
+        r["event_id"] for r in mine if r["player"] == bot and r["status"] == "accepted" and not r["duplicate"]
+    )
     assert bot_moves and max(bot_moves.values()) == 1, bot_moves
     seqs = [r["seq"] for r in mine if r["status"] == "accepted" and not r["duplicate"]]
     assert seqs == sorted(set(seqs)) == list(range(1, len(seqs) + 1))
@@ -90,8 +108,11 @@ def test_a_person_plays_a_whole_match_against_a_bot_that_survives_a_sigkill(stac
 def test_a_bot_that_is_not_running_or_turned_off_cannot_take_a_seat(stack):
     me, credential = guest(stack, "person")
     for seats, words in (([me, "bot:nobody"], "no such bot"), ([me, "bot:most-parts"], "does not play strands")):
-        answer = stack.http.post("/v1/matches", headers=auth(credential),
-                                 json={"game": "strands", "seats": seats, "options": OPTIONS["strands"]})
+        answer = stack.http.post(
+            "/v1/matches",
+            headers=auth(credential),
+            json={"game": "strands", "seats": seats, "options": OPTIONS["strands"]},
+        )
         assert answer.status_code == 422 and words in answer.json()["error"]["message"], answer.text
 
 

@@ -1,6 +1,7 @@
 """The three example bots of examples/bots/ (no plylog imports) play whole matches against a person
 (the test) on the running stack: one only through the topics, one only through the HTTP API, one
 on the seat socket (GET /v1/matches/{id}/play)."""
+
 from __future__ import annotations
 
 import random
@@ -24,8 +25,10 @@ IMPORT_NAMES = {"kafka-python": "kafka"}
 
 def test_the_examples_import_nothing_of_plylog_and_only_what_make_setup_installs():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    installed = {IMPORT_NAMES.get(name, name).replace("-", "_")
-                 for name in (re.split(r"[\[<>=!~; ]", requirement)[0].lower() for requirement in project["dependencies"])}
+    installed = {
+        IMPORT_NAMES.get(name, name).replace("-", "_")
+        for name in (re.split(r"[\[<>=!~; ]", requirement)[0].lower() for requirement in project["dependencies"])
+    }
     paths = sorted(EXAMPLES.glob("*.py"))
     assert {p.name for p in paths} >= {"topic_bot.py", "http_bot.py", "ws_bot.py"}
     for path in paths:
@@ -50,8 +53,11 @@ def play_until_over(stack, match_id: str, token: str, seat: int, timeout: float 
             time.sleep(0.05)
             continue
         if listing["actions"]:
-            stack.http.post(f"/v1/matches/{match_id}/actions?wait=true", headers=auth(token),
-                            json={"action": rng.choice(listing["actions"]), "expected_seq": listing["seq"]})
+            stack.http.post(
+                f"/v1/matches/{match_id}/actions?wait=true",
+                headers=auth(token),
+                json={"action": rng.choice(listing["actions"]), "expected_seq": listing["seq"]},
+            )
         else:
             time.sleep(0.1)
     raise AssertionError(f"{match_id} did not end within {timeout}s: {stack.http.get(f'/v1/matches/{match_id}').text}")
@@ -62,13 +68,22 @@ def start(*args: str) -> subprocess.Popen:
 
 
 def test_the_topic_bot_plays_a_mastermind_match_to_its_end(stack):
-    bot = start(str(EXAMPLES / "topic_bot.py"), "--player", "my-bot", "--bootstrap", stack.bootstrap,
-                "--topic-prefix", stack.topics.prefix)
+    bot = start(
+        str(EXAMPLES / "topic_bot.py"),
+        "--player",
+        "my-bot",
+        "--bootstrap",
+        stack.bootstrap,
+        "--topic-prefix",
+        stack.topics.prefix,
+    )
     try:
         assert "playing as my-bot" in bot.stdout.readline()
-        created = stack.http.post("/v1/matches", headers=operator(),
-                                  json={"game": "mastermind", "seats": ["ann", "my-bot"],
-                                        "options": {"pegs": 3, "colors": 4}}).json()
+        created = stack.http.post(
+            "/v1/matches",
+            headers=operator(),
+            json={"game": "mastermind", "seats": ["ann", "my-bot"], "options": {"pegs": 3, "colors": 4}},
+        ).json()
         over = play_until_over(stack, created["match_id"], created["tokens"][0], 0)
     finally:
         bot.kill()
@@ -82,9 +97,11 @@ def test_the_http_bot_joins_the_seat_kept_for_it_and_plays_to_the_end(stack):
         bot_id = bot.stdout.readline().strip()
         assert bot_id.startswith("mybot~"), bot_id
         me = stack.http.post("/v1/players", json={"name": "ann"}).json()
-        created = stack.http.post("/v1/matches", headers=auth(me["token"]),
-                                  json={"game": "strands", "seats": [me["player"], bot_id],
-                                        "options": {"layout": "small-4"}}).json()
+        created = stack.http.post(
+            "/v1/matches",
+            headers=auth(me["token"]),
+            json={"game": "strands", "seats": [me["player"], bot_id], "options": {"layout": "small-4"}},
+        ).json()
         over = play_until_over(stack, created["match_id"], created["tokens"][0], 0)
     finally:
         bot.kill()
@@ -97,9 +114,11 @@ def test_the_ws_bot_joins_the_seat_kept_for_it_and_plays_to_the_end_on_its_socke
         bot_id = bot.stdout.readline().strip()
         assert bot_id.startswith("sockbot~"), bot_id
         me = stack.http.post("/v1/players", json={"name": "ann"}).json()
-        created = stack.http.post("/v1/matches", headers=auth(me["token"]),
-                                  json={"game": "strands", "seats": [me["player"], bot_id],
-                                        "options": {"layout": "small-4"}}).json()
+        created = stack.http.post(
+            "/v1/matches",
+            headers=auth(me["token"]),
+            json={"game": "strands", "seats": [me["player"], bot_id], "options": {"layout": "small-4"}},
+        ).json()
         wait_for_open_sockets(stack, 1)  # the bot joined and opened its seat's socket
         over = play_until_over(stack, created["match_id"], created["tokens"][0], 0)  # ann plays over HTTP
         wait_for_open_sockets(stack, 0)  # and closes it once the match is over
@@ -113,7 +132,11 @@ def test_the_ws_bot_joins_the_seat_kept_for_it_and_plays_to_the_end_on_its_socke
 def wait_for_open_sockets(stack, count: int, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = [l for l in stack.http.get("/metrics").text.splitlines() if l.startswith("plylog_gateway_open_sockets ")]
+        lines = [
+            line
+            for line in stack.http.get("/metrics").text.splitlines()
+            if line.startswith("plylog_gateway_open_sockets ")
+        ]
         if lines and float(lines[0].split()[1]) == count:
             return
         time.sleep(0.1)

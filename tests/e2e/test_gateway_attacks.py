@@ -1,6 +1,7 @@
 """An attacker against a running gateway (the whole stack): seat tokens of other people's matches,
 dodging the timekeeper, and acting for, or handing rated losses to, other players. Each attack
 is refused, and the matches it aimed at go on as their players want."""
+
 from __future__ import annotations
 
 import base64
@@ -31,8 +32,11 @@ def wait_for(stack, match_id: str, condition, timeout: float = 20.0) -> dict:
 
 def a_match_of(stack, first: tuple[str, str], second: tuple[str, str], game="strands", options=STRANDS, **extra):
     """`first` creates a match against `second`, who joins the seat reserved for them."""
-    created = stack.http.post("/v1/matches", json={"game": game, "seats": [first[0], second[0]], "options": options,
-                                                   **extra}, headers=auth(first[1]))
+    created = stack.http.post(
+        "/v1/matches",
+        json={"game": game, "seats": [first[0], second[0]], "options": options, **extra},
+        headers=auth(first[1]),
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     assert body["seats"] == [first[0], None] and body["invited"] == [None, second[0]] and body["tokens"][1] is None
@@ -45,9 +49,11 @@ def test_a_create_naming_a_running_match_never_hands_out_its_seat_tokens(stack):
     ann, ben, mallory = guest(stack, "ann"), guest(stack, "ben"), guest(stack, "mallory")
     match_id, tokens, _ = a_match_of(stack, ann, ben)
     for timeout in ("0.000001", "10"):  # answered pending, and answered after the rules refused it
-        answer = stack.http.post(f"/v1/matches?timeout={timeout}", headers=auth(mallory[1]),
-                                 json={"game": "strands", "seats": [mallory[0], None], "options": STRANDS,
-                                       "match_id": match_id})
+        answer = stack.http.post(
+            f"/v1/matches?timeout={timeout}",
+            headers=auth(mallory[1]),
+            json={"game": "strands", "seats": [mallory[0], None], "options": STRANDS, "match_id": match_id},
+        )
         assert answer.status_code in (202, 409), answer.text
         assert not any(answer.json().get("tokens") or [])
         assert f"{match_id}.0." not in answer.text and f"{match_id}.1." not in answer.text
@@ -55,8 +61,11 @@ def test_a_create_naming_a_running_match_never_hands_out_its_seat_tokens(stack):
     assert refused.status_code == 403
     signature = tokens[0].split(".")[2]
     for forged in (f"{match_id}.1.{signature}", f"{match_id}.0.{signature[:-3]}é€x", mallory[1]):
-        answer = stack.http.post(f"/v1/matches/{match_id}/actions?wait=true", json={"action": {"type": "resign"}},
-                                 headers={"Authorization": f"Bearer {forged}".encode()})  # UTF-8, as sent
+        answer = stack.http.post(
+            f"/v1/matches/{match_id}/actions?wait=true",
+            json={"action": {"type": "resign"}},
+            headers={"Authorization": f"Bearer {forged}".encode()},
+        )  # UTF-8, as sent
         assert answer.status_code in (401, 403), answer.text
     assert stack.http.get(f"/v1/matches/{match_id}").json()["status"] == "active"
     mine = stack.http.get(f"/v1/matches/{match_id}/tokens", headers=auth(ann[1])).json()["tokens"]
@@ -68,15 +77,22 @@ def test_a_player_cannot_use_up_the_timekeepers_claim_id(stack):
     deadline, and so the timekeeper's claim id `timeout-<deadline>`, stay the same. Acting with that
     id must not make the claim a duplicate: the match still ends by timeout."""
     ann, ben = guest(stack, "ann"), guest(stack, "ben")
-    match_id, tokens, view = a_match_of(stack, ann, ben, "mind_ninja", {"side": 3},
-                                        clock={"initial_s": 4, "increment_s": 0})
-    passed = stack.http.post(f"/v1/matches/{match_id}/actions?wait=true", headers=auth(tokens[0]),
-                             json={"action": {"type": "pass"}}).json()
+    match_id, tokens, _view = a_match_of(
+        stack, ann, ben, "mind_ninja", {"side": 3}, clock={"initial_s": 4, "increment_s": 0}
+    )
+    passed = stack.http.post(
+        f"/v1/matches/{match_id}/actions?wait=true", headers=auth(tokens[0]), json={"action": {"type": "pass"}}
+    ).json()
     clock = passed["view"]["clock"]
     claim_id = f"timeout-{clock['since_ms'] + clock['remaining_ms'][1]}"
-    chosen = stack.http.post(f"/v1/matches/{match_id}/actions?wait=true", headers=auth(tokens[1]),
-                             json={"action": {"type": "choose_pattern", "pattern": {"id": "five_in_a_row", "params": {"n": 3}}},
-                                   "event_id": claim_id}).json()
+    chosen = stack.http.post(
+        f"/v1/matches/{match_id}/actions?wait=true",
+        headers=auth(tokens[1]),
+        json={
+            "action": {"type": "choose_pattern", "pattern": {"id": "five_in_a_row", "params": {"n": 3}}},
+            "event_id": claim_id,
+        },
+    ).json()
     assert chosen["status"] == "accepted" and chosen["view"]["to_move"] == [1], chosen
     assert chosen["view"]["clock"]["since_ms"] + chosen["view"]["clock"]["remaining_ms"][1] == int(claim_id[8:])
     over = wait_for(stack, match_id, lambda v: v["status"] == "over", timeout=20)
@@ -86,27 +102,42 @@ def test_a_player_cannot_use_up_the_timekeepers_claim_id(stack):
 def test_nobody_plays_or_loses_a_rated_match_for_someone_else(stack):
     ann, ben, mallory = guest(stack, "ann"), guest(stack, "ben"), guest(stack, "mallory")
     # naming two other players seats nobody: both seats wait for their own players
-    both = stack.http.post("/v1/matches", headers=auth(mallory[1]),
-                           json={"game": "strands", "seats": [ann[0], ben[0]], "options": STRANDS}).json()
+    both = stack.http.post(
+        "/v1/matches", headers=auth(mallory[1]), json={"game": "strands", "seats": [ann[0], ben[0]], "options": STRANDS}
+    ).json()
     assert both["seats"] == [None, None] and both["tokens"] == [None, None]
     assert stack.http.get(f"/v1/matches/{both['match_id']}/tokens", headers=auth(mallory[1])).status_code == 403
     taken = stack.http.post(f"/v1/matches/{both['match_id']}/join", headers=auth(mallory[1]))
     assert taken.status_code == 409 and "reserved" in taken.json()["error"]["message"]
     # a reserved seat is only the named player's; until they join nothing is rated
-    duel = stack.http.post("/v1/matches", headers=auth(mallory[1]),
-                           json={"game": "strands", "seats": [mallory[0], ann[0]], "options": STRANDS}).json()
+    duel = stack.http.post(
+        "/v1/matches",
+        headers=auth(mallory[1]),
+        json={"game": "strands", "seats": [mallory[0], ann[0]], "options": STRANDS},
+    ).json()
     assert duel["tokens"][1] is None
-    resign = stack.http.post(f"/v1/matches/{duel['match_id']}/actions?wait=true", headers=auth(duel["tokens"][0]),
-                             json={"action": {"type": "resign"}}).json()
+    resign = stack.http.post(
+        f"/v1/matches/{duel['match_id']}/actions?wait=true",
+        headers=auth(duel["tokens"][0]),
+        json={"action": {"type": "resign"}},
+    ).json()
     assert resign["status"] == "rejected" and resign["reason"]["code"] == "illegal"
     # nobody can name themselves someone else
     for body in ({"game": "strands", "seats": [ann[0], None], "creator": ann[0]},):
         assert stack.http.post("/v1/matches", headers=auth(mallory[1]), json=body).status_code == 403
-    assert stack.http.post(f"/v1/matches/{duel['match_id']}/join", headers=auth(mallory[1]),
-                           json={"player": ann[0]}).status_code == 403
+    assert (
+        stack.http.post(
+            f"/v1/matches/{duel['match_id']}/join", headers=auth(mallory[1]), json={"player": ann[0]}
+        ).status_code
+        == 403
+    )
     fake = "g1." + base64.urlsafe_b64encode(ann[0].encode()).rstrip(b"=").decode() + "." + mallory[1].split(".")[2]
-    assert stack.http.post("/v1/matches", headers=auth(fake),
-                           json={"game": "strands", "seats": [ann[0], None]}).status_code == 401
+    assert (
+        stack.http.post(
+            "/v1/matches", headers=auth(fake), json={"game": "strands", "seats": [ann[0], None]}
+        ).status_code
+        == 401
+    )
     assert stack.http.post("/v1/matches", json={"game": "strands", "seats": ["ann", "ben"]}).status_code == 401
     # the rate limit is the credential's player's: spending mallory's leaves ann's bucket untouched
     assert not stack.redis().exists(stack.keys.ratelimit(ann[0]))
@@ -116,8 +147,9 @@ def test_nobody_plays_or_loses_a_rated_match_for_someone_else(stack):
 
 
 def test_the_operator_vouches_for_named_players_and_gets_their_tokens(stack):
-    created = stack.http.post("/v1/matches", headers=operator(),
-                              json={"game": "strands", "seats": ["ivy", "jon"], "options": STRANDS}).json()
+    created = stack.http.post(
+        "/v1/matches", headers=operator(), json={"game": "strands", "seats": ["ivy", "jon"], "options": STRANDS}
+    ).json()
     assert created["seats"] == ["ivy", "jon"] and all(created["tokens"]) and created["view"]["status"] == "active"
     again = stack.http.get(f"/v1/matches/{created['match_id']}/tokens", headers=operator()).json()
     assert again["tokens"] == created["tokens"]
@@ -133,8 +165,9 @@ def test_the_cli_logs_in_invites_and_joins_as_its_own_players(stack, tmp_path):
     def cli(home, *args):
         env = {**os.environ, "PLYLOG_GATEWAY_URL": stack.url, "PLYLOG_HOME": str(home)}
         env.pop("PLYLOG_OPERATOR_KEY", None)
-        done = subprocess.run([sys.executable, "-m", "services.cli.main", *args], env=env, capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", *args], env=env, capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 

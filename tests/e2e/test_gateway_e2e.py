@@ -1,5 +1,6 @@
 """End to end through HTTP: rules worker + projector + gateway as real processes on the real broker
 and Redis. Full matches of every game, stats, auth, stream resume, secrets, time travel, timeouts."""
+
 from __future__ import annotations
 
 import os
@@ -10,16 +11,15 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 import pytest
 
-from games.registry import get_game
 from games.match import render
 from games.public import PublicPosition
+from games.registry import get_game
 from services.common.moves_log import fold_match_from_topic
-
 from tests.schema_check import check, check_result
 
 from .gateway_stack import StreamReader, auth, operator
@@ -36,18 +36,25 @@ FINISHED: dict[str, str] = {}  # game -> a match played to its end in this modul
 
 
 def create(stack, game: str, seats=("ann", "ben"), **extra: Any) -> dict[str, Any]:
-    answer = stack.http.post("/v1/matches", json={"game": game, "seats": list(seats), "options": GAMES[game], **extra},
-                             headers=operator())
+    answer = stack.http.post(
+        "/v1/matches", json={"game": game, "seats": list(seats), "options": GAMES[game], **extra}, headers=operator()
+    )
     assert answer.status_code == 201, answer.text
     check("view", answer.json()["view"], game=game)
     return answer.json()
 
 
-def act(stack, match_id: str, token: str, action: dict[str, Any], validate: bool = True, **extra: Any) -> dict[str, Any]:
+def act(
+    stack, match_id: str, token: str, action: dict[str, Any], validate: bool = True, **extra: Any
+) -> dict[str, Any]:
     """POST an action with wait=true: the result record (validated against schemas/json/ unless
     `validate` is false, for timing)."""
-    answer = stack.http.post(f"/v1/matches/{match_id}/actions", params={"wait": "true"},
-                             json={"action": action, **extra}, headers=auth(token))
+    answer = stack.http.post(
+        f"/v1/matches/{match_id}/actions",
+        params={"wait": "true"},
+        json={"action": action, **extra},
+        headers=auth(token),
+    )
     assert answer.status_code == 200, f"{answer.status_code} {answer.text}\n{stack.logs()}"
     return check_result(answer.json()) if validate else answer.json()
 
@@ -58,8 +65,9 @@ def legal(stack, match_id: str, token: str) -> dict[str, Any]:
     return answer.json()
 
 
-def play_random_move(stack, match_id: str, tokens: list[str], view: dict[str, Any], rng: random.Random,
-                     texts: Optional[list[str]] = None) -> dict[str, Any]:
+def play_random_move(
+    stack, match_id: str, tokens: list[str], view: dict[str, Any], rng: random.Random, texts: list[str] | None = None
+) -> dict[str, Any]:
     """One random legal action of the seat to move, chosen from the legal-actions endpoint."""
     seat = view["to_move"][0]
     listing = legal(stack, match_id, tokens[seat])
@@ -97,8 +105,10 @@ def test_a_full_match_of_each_game_then_leaderboards_and_players_show_it(stack):
         FINISHED[game] = match["match_id"]
         assert stack.http.get(f"/v1/matches/{match['match_id']}").json()["status"] == "over"
     for game in GAMES:
-        player = poll(lambda: stack.http.get("/v1/players/ann").json(),
-                      lambda p: p.get("games", {}).get(game, {}).get("played", 0) >= 1)
+        player = poll(
+            lambda: stack.http.get("/v1/players/ann").json(),
+            lambda p: p.get("games", {}).get(game, {}).get("played", 0) >= 1,
+        )
         assert player["games"][game]["played"] == 1, player
         stats = player["games"][game]
         assert stats["wins"] + stats["losses"] + stats["draws"] == 1 and stats["rating"] > 0
@@ -114,8 +124,11 @@ def test_a_full_match_of_each_game_then_leaderboards_and_players_show_it(stack):
 def test_positions_at_every_seq_equal_the_offline_replay(stack):
     assert FINISHED, "needs the full matches of the test above"
     for game, match_id in FINISHED.items():
-        offline = {step.result["seq"]: step for step in fold_match_from_topic(match_id, stack.settings)
-                   if step.result["status"] == "accepted" and not step.result["duplicate"]}
+        offline = {
+            step.result["seq"]: step
+            for step in fold_match_from_topic(match_id, stack.settings)
+            if step.result["status"] == "accepted" and not step.result["duplicate"]
+        }
         assert sorted(offline) == list(range(1, len(offline) + 1))
         for seq, step in offline.items():
             answer = stack.http.get(f"/v1/matches/{match_id}/positions/{seq}")
@@ -123,9 +136,13 @@ def test_positions_at_every_seq_equal_the_offline_replay(stack):
         assert stack.http.get(f"/v1/matches/{match_id}/positions/{len(offline) + 1}").status_code == 404
     # the CLI draws the same position from the public events
     match_id, seq = FINISHED["strands"], 5
-    shown = subprocess.run([sys.executable, "-m", "services.cli.main", "show", match_id, "--at", str(seq)],
-                           env={**os.environ, "PLYLOG_GATEWAY_URL": stack.url}, capture_output=True, text=True,
-                           timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "show", match_id, "--at", str(seq)],
+        env={**os.environ, "PLYLOG_GATEWAY_URL": stack.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     state = next(s.state for s in fold_match_from_topic(match_id, stack.settings) if s.result["seq"] == seq)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip() == render(state).strip()
@@ -138,8 +155,9 @@ def test_a_player_cannot_act_for_the_other_seat(stack):
     not_yours = act(stack, mid, tokens[1], {"type": "place", "cells": [[0, 0]]})
     assert not_yours["status"] == "rejected" and not_yours["reason"]["code"] == "not_your_turn"
     assert not_yours["player"] == "dave"
-    answer = stack.http.post(f"/v1/matches/{mid}/actions", json={"action": {"type": "resign"}},
-                             headers=auth(other["tokens"][0]))
+    answer = stack.http.post(
+        f"/v1/matches/{mid}/actions", json={"action": {"type": "resign"}}, headers=auth(other["tokens"][0])
+    )
     assert answer.status_code == 403 and answer.json()["error"]["code"] == "forbidden"
     assert stack.http.post(f"/v1/matches/{mid}/actions", json={"action": {"type": "resign"}}).status_code == 401
     assert legal(stack, mid, tokens[1])["actions"] == []  # not to move
@@ -148,7 +166,9 @@ def test_a_player_cannot_act_for_the_other_seat(stack):
     lobby = create(stack, "strands", seats=("frank", None))
     assert lobby["tokens"][1] is None and lobby["view"]["status"] == "waiting"
     assert lobby["match_id"] in [m["match_id"] for m in stack.http.get("/v1/matches?status=open").json()["matches"]]
-    joined = stack.http.post(f"/v1/matches/{lobby['match_id']}/join", json={"player": "gina"}, headers=operator()).json()
+    joined = stack.http.post(
+        f"/v1/matches/{lobby['match_id']}/join", json={"player": "gina"}, headers=operator()
+    ).json()
     assert joined["seat"] == 1 and joined["view"]["status"] == "active"
     full = stack.http.post(f"/v1/matches/{lobby['match_id']}/join", json={"player": "hugo"}, headers=operator())
     assert full.status_code == 409 and full.json()["error"]["code"] == "illegal"
@@ -194,8 +214,12 @@ def test_no_answer_or_stream_event_contains_the_mastermind_secret_during_the_rou
         view = step["view"]
         revealed = any(e["type"] == "secret_revealed" for e in step["events"])
         if not revealed:  # every read endpoint, while the code is secret
-            for path in (f"/v1/matches/{mid}", f"/v1/matches/{mid}/events",
-                         f"/v1/matches/{mid}/positions/{view['seq']}", "/v1/matches?status=active"):
+            for path in (
+                f"/v1/matches/{mid}",
+                f"/v1/matches/{mid}/events",
+                f"/v1/matches/{mid}/positions/{view['seq']}",
+                "/v1/matches?status=active",
+            ):
                 texts.append(stack.http.get(path).text)
             texts.append(stack.http.get(f"/v1/matches/{mid}/legal-actions", headers=auth(tokens[maker])).text)
     spectator.wait_for(lambda r: view["seq"] in r.accepted_seqs())
@@ -213,8 +237,9 @@ def test_a_timed_match_ends_by_timeout_when_its_player_stops(stack):
     match = create(stack, "strands", seats=("kim", "lou"), clock={"initial_s": 1.0, "increment_s": 0})
     view = play_random_move(stack, match["match_id"], match["tokens"], match["view"], random.Random(1))["view"]
     assert view["to_move"] == [1]
-    final = poll(lambda: stack.http.get(f"/v1/matches/{match['match_id']}").json(),
-                 lambda v: v["status"] == "over", timeout=20)
+    final = poll(
+        lambda: stack.http.get(f"/v1/matches/{match['match_id']}").json(), lambda v: v["status"] == "over", timeout=20
+    )
     assert final["status"] == "over", f"{final}\n{stack.logs()}"
     assert final["outcome"]["winner"] == 0 and final["outcome"]["reason"] == "timeout"
     last = stack.http.get(f"/v1/matches/{match['match_id']}/events").json()["results"][-1]
@@ -264,10 +289,14 @@ def test_concurrent_clients_each_get_every_result_in_order(stack):
     latencies.sort()
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    print(f"\nHTTP actions with wait=true: {len(latencies)} in {elapsed:.1f}s = {len(latencies) / elapsed:.0f}/s "
-          f"with {clients} clients; latency p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms")
+    print(
+        f"\nHTTP actions with wait=true: {len(latencies)} in {elapsed:.1f}s = {len(latencies) / elapsed:.0f}/s "
+        f"with {clients} clients; latency p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
+    )
     assert len(played) >= clients and latencies
     for match_id, seq in played.items():
-        log = poll(lambda: stack.http.get(f"/v1/matches/{match_id}/events").json()["results"],
-                   lambda entries: len(entries) >= seq)
+        log = poll(
+            lambda: stack.http.get(f"/v1/matches/{match_id}/events").json()["results"],
+            lambda entries: len(entries) >= seq,
+        )
         assert [entry["seq"] for entry in log] == list(range(1, seq + 1)), match_id

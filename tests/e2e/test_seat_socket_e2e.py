@@ -1,11 +1,13 @@
 """Whole matches over seat sockets (GET /v1/matches/{id}/play) through the real stack: rules worker,
 projector and gateway as processes on the real broker and Redis. Every result comes to each
 socket exactly once and in seq order: its own actions' as `result`, the other seat's as `update`."""
+
 from __future__ import annotations
 
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import pytest
@@ -61,16 +63,25 @@ def record(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_two_sockets_play_a_strands_match_to_its_end(stack):
-    created = stack.http.post("/v1/matches", headers=operator(), json={
-        "game": "strands", "seats": ["ann", "ben"], "options": {"layout": "small-4"}}).json()
+    created = stack.http.post(
+        "/v1/matches",
+        headers=operator(),
+        json={"game": "strands", "seats": ["ann", "ben"], "options": {"layout": "small-4"}},
+    ).json()
     match_id, tokens = created["match_id"], created["tokens"]
     watcher = StreamReader(stack.url, match_id, last_event_id=created["seq"]).start()
     seats = [Seat(stack.url, match_id, token) for token in tokens]
     try:
         for number, seat in enumerate(seats):
             hello = seat.next(lambda m: True)
-            assert hello == {"type": "hello", "match_id": match_id, "seat": number, "player": ["ann", "ben"][number],
-                             "seq": created["seq"], "view": created["view"]}
+            assert hello == {
+                "type": "hello",
+                "match_id": match_id,
+                "seat": number,
+                "player": ["ann", "ben"][number],
+                "seq": created["seq"],
+                "view": created["view"],
+            }
         # out of turn: rejected, the answer to ben's socket and an update to ann's
         ben_early = {"action": {"type": "place", "cells": [[0, 0]]}, "event_id": "ben-early"}
         seats[1].send(ben_early)
@@ -83,10 +94,13 @@ def test_two_sockets_play_a_strands_match_to_its_end(stack):
             seats[mover].send({"type": "legal_actions"})
             listing = seats[mover].next(lambda m: m["type"] == "legal_actions")
             assert listing["seat"] == mover and listing["seq"] == view["seq"] and listing["actions"], listing
-            seats[mover].send({"action": rng.choice(listing["actions"]), "expected_seq": view["seq"],
-                               "event_id": f"move-{moves}"})
+            seats[mover].send(
+                {"action": rng.choice(listing["actions"]), "expected_seq": view["seq"], "event_id": f"move-{moves}"}
+            )
             mine = seats[mover].next(lambda m: m["type"] == "result")
-            assert mine["status"] == "accepted" and mine["seq"] == view["seq"] + 1 and mine["event_id"] == f"move-{moves}"
+            assert (
+                mine["status"] == "accepted" and mine["seq"] == view["seq"] + 1 and mine["event_id"] == f"move-{moves}"
+            )
             check_result(record(mine))
             theirs = seats[1 - mover].next(lambda m: m["type"] == "update" and m.get("status") == "accepted")
             assert record(theirs) == record(mine)
@@ -107,8 +121,11 @@ def test_two_sockets_play_a_strands_match_to_its_end(stack):
     everything = list(range(created["seq"] + 1, final["seq"] + 1))
     assert watcher.accepted_seqs() == everything  # the SSE stream, unchanged, saw the same results
     for number, seat in enumerate(seats):
-        accepted = [m for m in seat.messages if m["type"] in ("result", "update") and m["status"] == "accepted"
-                    and not m["duplicate"]]
+        accepted = [
+            m
+            for m in seat.messages
+            if m["type"] in ("result", "update") and m["status"] == "accepted" and not m["duplicate"]
+        ]
         assert [m["seq"] for m in accepted] == everything, number  # each once, in seq order
         assert all((m["type"] == "result") == (m["player"] == ["ann", "ben"][number]) for m in accepted)
         assert [m["event_id"] for m in seat.of("result")] == seat.sent  # one answer per action, in order

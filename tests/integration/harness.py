@@ -1,12 +1,13 @@
 """Run plylog's services as real processes against the real broker, for integration tests
 (the processes themselves: bench.procs.Service, shared with the benchmarks)."""
+
 from __future__ import annotations
 
 import random
 import threading
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Optional
 
 import orjson
 from kafka import KafkaProducer
@@ -19,8 +20,13 @@ from tests.schema_check import check_topic_records
 REPO = Path(__file__).resolve().parents[2]
 
 
-def crash_during(process: Service, send: Callable[[], object], kills: int = 3,
-                 pause_s: tuple[float, float] = (3.0, 7.0), seed: int = 1) -> None:
+def crash_during(
+    process: Service,
+    send: Callable[[], object],
+    kills: int = 3,
+    pause_s: tuple[float, float] = (3.0, 7.0),
+    seed: int = 1,
+) -> None:
     """Run `send` in a thread and, while it runs, SIGKILL and restart `process` `kills` times
     at random moments, each time waiting until it is ready again."""
     rng = random.Random(seed)
@@ -51,8 +57,9 @@ def producer(bootstrap: str) -> KafkaProducer:
     return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks="all")  # every write on min.insync.replicas
 
 
-def produce(bootstrap: str, topic: str, records: Iterable[tuple[Optional[bytes], Optional[bytes]]],
-            pace_s: float = 0.0) -> int:
+def produce(
+    bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes | None]], pace_s: float = 0.0
+) -> int:
     sender = producer(bootstrap)
     count = 0
     for key, value in records:
@@ -77,8 +84,9 @@ def answered_sources(bootstrap: str, topics: Topics) -> set[tuple[int, int]]:
     return done
 
 
-def wait_until_answered(bootstrap: str, topics: Topics, expected: int, timeout: float = 120.0,
-                        workers: Iterable[Service] = ()) -> None:
+def wait_until_answered(
+    bootstrap: str, topics: Topics, expected: int, timeout: float = 120.0, workers: Iterable[Service] = ()
+) -> None:
     """Wait until every one of `expected` move records has a result or a dead letter."""
     deadline = time.monotonic() + timeout
     count = 0
@@ -88,11 +96,16 @@ def wait_until_answered(bootstrap: str, topics: Topics, expected: int, timeout: 
             return
         time.sleep(1.0)
     answered = answered_sources(bootstrap, topics)
-    missing = [(r.partition, r.offset, r.key) for r in read_topic(bootstrap, topics.moves)
-               if (r.partition, r.offset) not in answered]
+    missing = [
+        (r.partition, r.offset, r.key)
+        for r in read_topic(bootstrap, topics.moves)
+        if (r.partition, r.offset) not in answered
+    ]
     tails = "\n\n".join(f"--- {w.name}:\n{w.tail()}" for w in workers)
-    raise AssertionError(f"only {count} of {expected} move records answered after {timeout}s; "
-                         f"unanswered (partition, offset, key): {missing[:20]}\n{tails}")
+    raise AssertionError(
+        f"only {count} of {expected} move records answered after {timeout}s; "
+        f"unanswered (partition, offset, key): {missing[:20]}\n{tails}"
+    )
 
 
 def mixed_bot_traffic(games: list[str], matches: int, seed: int, prefix: str) -> list[tuple[bytes, bytes]]:
@@ -101,8 +114,10 @@ def mixed_bot_traffic(games: list[str], matches: int, seed: int, prefix: str) ->
     from bench.logs import random_match_records
 
     rng = random.Random(seed)
-    streams = [iter(random_match_records(game, matches // len(games), seed=seed + i, open_at_once=25,
-                                         prefix=prefix)) for i, game in enumerate(games)]
+    streams = [
+        iter(random_match_records(game, matches // len(games), seed=seed + i, open_at_once=25, prefix=prefix))
+        for i, game in enumerate(games)
+    ]
     out: list[tuple[bytes, bytes]] = []
     sent: list[tuple[bytes, bytes]] = []
     while streams:
@@ -150,8 +165,16 @@ def keep_topics_for_diagnosis(bootstrap: str, topics: Topics, into: Path) -> Pat
                 out.write(orjson.dumps({"topic": name, "unreadable": str(error)}) + b"\n")
                 continue
             for r in records:
-                out.write(orjson.dumps({"topic": name, "partition": r.partition, "offset": r.offset,
-                                        "key": (r.key or b"").decode("utf-8", "replace"),
-                                        "value": None if r.value is None else r.value.decode("utf-8", "replace")})
-                          + b"\n")
+                out.write(
+                    orjson.dumps(
+                        {
+                            "topic": name,
+                            "partition": r.partition,
+                            "offset": r.offset,
+                            "key": (r.key or b"").decode("utf-8", "replace"),
+                            "value": None if r.value is None else r.value.decode("utf-8", "replace"),
+                        }
+                    )
+                    + b"\n"
+                )
     return path

@@ -1,6 +1,7 @@
 """`plylog bench peer --quick` for real (Node.js and npm, no Kafka): boardgame.io measured, its
 figures and the report's summary written, and no node process of it left behind. Without node or
 npm the test is skipped (a failure under CI=true); the first run needs the npm registry."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,14 @@ def test_plylog_bench_peer_quick_measures_boardgameio_without_kafka(tmp_path):
     env = {**os.environ, "PLYLOG_HOME": str(home)}
     env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
     env.pop("REDIS_URL", None)  # no stack anywhere: the peer alone must not want one
-    done = subprocess.run([sys.executable, "-m", "services.cli.main", "bench", "peer", "--quick", "--out", str(out)],
-                          env=env, cwd=repo_root(), capture_output=True, text=True, timeout=540)
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "bench", "peer", "--quick", "--out", str(out)],
+        env=env,
+        cwd=repo_root(),
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "skipped" not in said and "starting Kafka" not in said
@@ -53,6 +60,8 @@ def test_plylog_bench_peer_quick_measures_boardgameio_without_kafka(tmp_path):
     assert saved["summary"]["peer_latency_p99_ms"] == figures["latency_p99_ms"]
     assert saved["summary"]["pipeline_vs_peer"] is None and saved["summary"]["client_vs_peer"] is None
     assert list(saved["scenarios"]["peer"]["latency_quantiles_ms"]) == [
-        "boardgame.io closed loop, 50 matches", "boardgame.io at 1,000 moves/s offered"]
+        "boardgame.io closed loop, 50 matches",
+        "boardgame.io at 1,000 moves/s offered",
+    ]
     assert (home / "bench" / "cache" / "boardgameio" / "node_modules" / peer.LOCK_STAMP).is_file()
     assert _processes_in(home) == []  # every server and load generator stopped

@@ -2,6 +2,7 @@
 scenario runs once and gives sane numbers, and the report, plots and README table are written.
 The boardgame.io peer runs too (~30 s; it needs Node.js and npm: without them its checks are
 skipped, a failure under CI=true)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,10 +22,24 @@ from tests.conftest import CI
 
 pytestmark = pytest.mark.integration
 
-TINY = dataclasses.replace(QUICK, moves=800, open_matches=60, latency_rate=200.0, latency_seconds=3.0,
-                           latency_warmup_s=0.5, latency_bots=60, memory_matches=120, replay_matches=4,
-                           ws_matches=40, ws_single_matches=1, peer_warmup_matches=10, peer_matches=30,
-                           peer_latency_matches=20, recovery_moves=3_000, recovery_active=60)
+TINY = dataclasses.replace(
+    QUICK,
+    moves=800,
+    open_matches=60,
+    latency_rate=200.0,
+    latency_seconds=3.0,
+    latency_warmup_s=0.5,
+    latency_bots=60,
+    memory_matches=120,
+    replay_matches=4,
+    ws_matches=40,
+    ws_single_matches=1,
+    peer_warmup_matches=10,
+    peer_matches=30,
+    peer_latency_matches=20,
+    recovery_moves=3_000,
+    recovery_active=60,
+)
 PEER_MISSING = peer.unavailable()
 #: the ratios to the peer (gone, with its own figures, when it cannot run)
 PEER_RATIOS = {(scenario, name) for scenario, _, other, _, name in RATIOS if other == "peer"}
@@ -50,7 +65,7 @@ def _peer_made(figure) -> bool:
 
 
 def test_every_scenario_runs_and_gives_sane_numbers(quick_report):
-    result, written, console = quick_report
+    _result, written, console = quick_report
     saved = json.loads(written[0].read_text())
     assert list(saved["scenarios"]) == [name for name in runner.SCENARIOS if not (PEER_MISSING and name == "peer")]
     assert saved["skipped"] == ({"peer": PEER_MISSING} if PEER_MISSING else {})
@@ -62,12 +77,18 @@ def test_every_scenario_runs_and_gives_sane_numbers(quick_report):
             assert median is not None and math.isfinite(median), (name, key, values)
             if key.removeprefix("faust_") not in NOT_POSITIVE:  # the floor's Faust relay: faust_unanswered ...
                 assert median > 0, (name, key, values)
-    missing = [(f.scenario, f.key) for f in FIGURES if not (PEER_MISSING and _peer_made(f))
-               and f.key not in saved["scenarios"][f.scenario]["figures"]]
+    missing = [
+        (f.scenario, f.key)
+        for f in FIGURES
+        if not (PEER_MISSING and _peer_made(f)) and f.key not in saved["scenarios"][f.scenario]["figures"]
+    ]
     assert missing == []  # every figure of the summary table is measured
     unmeasured = [key for key, value in saved["summary"].items() if value is None]
-    assert sorted(unmeasured) == sorted(key for key, source in SUMMARY.items() if source is None
-                                        or PEER_MISSING and (source[0] == "peer" or "vs_peer" in source[1]))
+    assert sorted(unmeasured) == sorted(
+        key
+        for key, source in SUMMARY.items()
+        if source is None or (PEER_MISSING and (source[0] == "peer" or "vs_peer" in source[1]))
+    )
 
 
 def test_the_figures_hang_together(quick_report):
@@ -95,7 +116,9 @@ def test_the_figures_hang_together(quick_report):
     assert floor["faust_unanswered"] == 0  # and through the Faust relay
     assert floor["faust_p50_ms"] <= floor["faust_p99_ms"] <= floor["faust_max_ms"]
     recovery = figures["recovery"]
-    assert recovery["finished_moves"] >= TINY.recovery_moves * 0.9 and recovery["active_matches"] >= TINY.recovery_active
+    assert (
+        recovery["finished_moves"] >= TINY.recovery_moves * 0.9 and recovery["active_matches"] >= TINY.recovery_active
+    )
     assert recovery["changelog_records"] >= TINY.recovery_active  # at least one state per active match
     assert 0.5 < recovery["recovery_s"] <= recovery["recovery_max_s"] < 120
     summary = quick_report[0]["summary"]
@@ -133,7 +156,9 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
     assert figures["latency"]["p99_vs_peer"] == pytest.approx(figures["latency"]["p99_ms"] / mine["latency_p99_ms"])
     assert figures["http"]["vs_peer"] == pytest.approx(figures["http"]["moves_per_s"] / mine["moves_per_s"])
     assert figures["ws"]["vs_peer"] == pytest.approx(figures["ws"]["moves_per_s"] / mine["moves_per_s"])
-    assert figures["ws"]["cpu_bound_vs_peer"] == pytest.approx(figures["ws"]["cpu_bound_moves_per_s"] / mine["moves_per_s"])
+    assert figures["ws"]["cpu_bound_vs_peer"] == pytest.approx(
+        figures["ws"]["cpu_bound_moves_per_s"] / mine["moves_per_s"]
+    )
     assert figures["floor"]["p99_vs_peer"] == pytest.approx(figures["floor"]["p99_ms"] / mine["latency_p99_ms"])
     assert mine["all_in_cpu_us_per_move"] > mine["server_cpu_us_per_move"]  # the server and its clients
     summary = result["summary"]
@@ -142,10 +167,16 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
     assert summary["peer_latency_p99_ms"] == mine["latency_p99_ms"]
     assert summary["latency_rate_held"] == figures["latency"]["rate_held"]
     assert summary["floor_latency_vs_peer"] == figures["floor"]["p99_vs_peer"]
-    assert summary["floor_faust_latency_vs_peer"] == pytest.approx(figures["floor"]["faust_p99_ms"] / mine["latency_p99_ms"])
+    assert summary["floor_faust_latency_vs_peer"] == pytest.approx(
+        figures["floor"]["faust_p99_ms"] / mine["latency_p99_ms"]
+    )
     assert summary["client_cpu_bound_vs_peer"] == figures["ws"]["cpu_bound_vs_peer"]
     table = report.markdown_table(result, "smoke.json")
-    for row in ("| pipeline / boardgame.io closed loop |", "| latency p99 / boardgame.io's at the same offered rate |",
-                "| HTTP moves / boardgame.io closed loop |", "| seat-socket moves / boardgame.io closed loop |",
-                "| boardgame.io: closed loop, 30 matches"):
+    for row in (
+        "| pipeline / boardgame.io closed loop |",
+        "| latency p99 / boardgame.io's at the same offered rate |",
+        "| HTTP moves / boardgame.io closed loop |",
+        "| seat-socket moves / boardgame.io closed loop |",
+        "| boardgame.io: closed loop, 30 matches",
+    ):
         assert row in table, row

@@ -2,6 +2,7 @@
 created over a time range go through the rules worker; exported logs are the exact bytes of
 the topic, and `plylog replay --file` of an export gives byte for byte the results on the
 topic, apart from `source` ({file, line} offline, {partition, offset} on the topic)."""
+
 from __future__ import annotations
 
 import random
@@ -25,8 +26,12 @@ from .harness import produce, rules_worker, wait_until_answered
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
-SHORT_OPTIONS = {"mastermind": {"pegs": 3, "colors": 4}, "strands": {"layout": "small-4"}, "mana": {},
-                 "mind_ninja": {"side": 3}}
+SHORT_OPTIONS = {
+    "mastermind": {"pegs": 3, "colors": 4},
+    "strands": {"layout": "small-4"},
+    "mana": {},
+    "mind_ninja": {"side": 3},
+}
 SHORT_MATCHES = 1200
 SPACING_MS = 60_000  # a short match is created every minute
 PARTITIONS = 4
@@ -83,14 +88,14 @@ def exported_world(kafka_bootstrap, tmp_path_factory):
     logs = {f"full-{g.replace('_', '-')}": full_playout(g) for g in GAMES}
     logs |= {f"short-{n:04d}": short_match(n, rng) for n in range(SHORT_MATCHES)}
     noise = [
-        (b"short-0003", None),                                   # a tombstone keyed by a match
-        (b"short-0003", b"\x00not json"),                        # unreadable: dead-lettered
+        (b"short-0003", None),  # a tombstone keyed by a match
+        (b"short-0003", b"\x00not json"),  # unreadable: dead-lettered
         (b"short-0003", orjson.dumps({**orjson.loads(logs["short-0004"][1]), "event_id": "mis-keyed"})),
     ]
     sent = [(orjson.loads(raw)["match_id"].encode(), raw) for raw in interleave(list(logs.values()), rng)]
     worker = rules_worker(kafka_bootstrap, topics, tmp_path_factory.mktemp("rules")).start()
     try:
-        produce(kafka_bootstrap, topics.moves, sent[:len(sent) // 2] + noise + sent[len(sent) // 2:])
+        produce(kafka_bootstrap, topics.moves, sent[: len(sent) // 2] + noise + sent[len(sent) // 2 :])
         wait_until_answered(kafka_bootstrap, topics, len(sent) + len(noise), timeout=300, workers=[worker])
     finally:
         worker.stop()
@@ -99,8 +104,9 @@ def exported_world(kafka_bootstrap, tmp_path_factory):
 
 
 def run(kafka_bootstrap: str, topics, *args: str) -> str:
-    result = CliRunner().invoke(app, list(args), env={"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-                                                      "PLYLOG_TOPIC_PREFIX": topics.prefix})
+    result = CliRunner().invoke(
+        app, list(args), env={"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix}
+    )
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -112,32 +118,40 @@ def assert_replay_gives_the_topic_results(kafka_bootstrap, topics, moves_file: P
     replayed = replayed_file.read_bytes().splitlines()
     online = results_path(moves_file).read_bytes().splitlines()
     assert len(replayed) == len(online) == len(moves_file.read_bytes().splitlines())
-    for line, (offline, topic) in enumerate(zip(replayed, online), start=1):
+    for line, (offline, topic) in enumerate(zip(replayed, online, strict=False), start=1):
         offline_result = orjson.loads(offline)
         assert offline_result["source"] == {"file": str(moves_file), "line": line}
         assert encode({**offline_result, "source": orjson.loads(topic)["source"]}) == topic, (moves_file, line)
     return len(replayed)
 
 
-def test_a_match_export_is_its_records_and_replays_to_the_topic_results(kafka_bootstrap, exported_world, tmp_path,
-                                                                      monkeypatch):
+def test_a_match_export_is_its_records_and_replays_to_the_topic_results(
+    kafka_bootstrap, exported_world, tmp_path, monkeypatch
+):
     topics, logs = exported_world
     reads = []
     original = _topic_reader.TopicReader.records
-    monkeypatch.setattr(_topic_reader.TopicReader, "records",
-                        lambda self, topic, partition: reads.append((topic, partition)) or original(self, topic, partition))
+    monkeypatch.setattr(
+        _topic_reader.TopicReader,
+        "records",
+        lambda self, topic, partition: reads.append((topic, partition)) or original(self, topic, partition),
+    )
     for match_id in [m for m in logs if m.startswith("full-")] + ["short-0003", "short-0004"]:
         moves_file = tmp_path / f"{match_id}.moves.jsonl"
-        output = run(kafka_bootstrap, topics, "export", "--match", match_id, "--out", str(moves_file), "--results",
-                     "--check")
+        output = run(
+            kafka_bootstrap, topics, "export", "--match", match_id, "--out", str(moves_file), "--results", "--check"
+        )
         assert moves_file.read_bytes().splitlines() == logs[match_id], "the exact bytes of the topic, in order"
-        assert assert_replay_gives_the_topic_results(kafka_bootstrap, topics, moves_file, tmp_path) == len(logs[match_id])
+        assert assert_replay_gives_the_topic_results(kafka_bootstrap, topics, moves_file, tmp_path) == len(
+            logs[match_id]
+        )
         assert f"check: {len(logs[match_id])} replayed results" in output
         home = partition_of(match_id.encode(), PARTITIONS)
         assert set(reads) == {(topics.moves, home), (topics.results, home)}, "only the match's home partition"
         reads.clear()
     assert "3 records keyed by these matches left out" in run(
-        kafka_bootstrap, topics, "export", "--match", "short-0003", "--out", str(tmp_path / "s3.jsonl"))
+        kafka_bootstrap, topics, "export", "--match", "short-0003", "--out", str(tmp_path / "s3.jsonl")
+    )
 
 
 @pytest.mark.parametrize("combined", [False, True], ids=["a file per match", "one combined file"])
@@ -147,8 +161,20 @@ def test_a_time_range_exports_every_match_created_in_it(kafka_bootstrap, exporte
     since = from_ms(DEFAULT_START_MS + first * SPACING_MS)
     until = from_ms(DEFAULT_START_MS + last * SPACING_MS)
     out = tmp_path / "range"
-    output = run(kafka_bootstrap, topics, "export", "--since", since, "--until", until, "--out", str(out), "--results",
-                 "--check", *(["--combined"] if combined else []))
+    output = run(
+        kafka_bootstrap,
+        topics,
+        "export",
+        "--since",
+        since,
+        "--until",
+        until,
+        "--out",
+        str(out),
+        "--results",
+        "--check",
+        *(["--combined"] if combined else []),
+    )
     index = [orjson.loads(line) for line in (out / "index.jsonl").read_bytes().splitlines()]
     expected = {f"short-{n:04d}" for n in range(first, last)}
     assert {entry["match_id"] for entry in index} == expected
@@ -158,14 +184,14 @@ def test_a_time_range_exports_every_match_created_in_it(kafka_bootstrap, exporte
         for raw in (out / "matches.moves.jsonl").read_bytes().splitlines():
             by_match[orjson.loads(raw)["match_id"]].append(raw)
         assert dict(by_match) == {m: logs[m] for m in expected}
-        checked = assert_replay_gives_the_topic_results(kafka_bootstrap, topics, out / "matches.moves.jsonl",
-                                                        tmp_path)
+        checked = assert_replay_gives_the_topic_results(kafka_bootstrap, topics, out / "matches.moves.jsonl", tmp_path)
     else:
         assert sorted(p.name for p in out.glob("*.moves.jsonl")) == sorted(f"{m}.moves.jsonl" for m in expected)
         checked = 0
         for match_id in sorted(expected):
             assert (out / f"{match_id}.moves.jsonl").read_bytes().splitlines() == logs[match_id]
-            checked += assert_replay_gives_the_topic_results(kafka_bootstrap, topics, out / f"{match_id}.moves.jsonl",
-                                                             tmp_path)
+            checked += assert_replay_gives_the_topic_results(
+                kafka_bootstrap, topics, out / f"{match_id}.moves.jsonl", tmp_path
+            )
     assert checked == sum(len(logs[m]) for m in expected)
     assert f"check: {checked} replayed results" in output

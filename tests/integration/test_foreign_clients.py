@@ -3,6 +3,7 @@ its move records produced with Debian's kcat (librdkafka, `-X partitioner=murmur
 README says) and its results read with the Java console consumer of the Apache Kafka tools. The
 results are the offline fold's, byte for byte; the same records produced with kcat's default
 partitioner are refused, naming both partitions. The commands are the README's ("Integrating")."""
+
 from __future__ import annotations
 
 import shutil
@@ -25,9 +26,15 @@ PARTITIONS = 12
 
 def _tools() -> tuple[str, str]:
     kcat, java, tools = shutil.which("kcat"), shutil.which("java"), _kafka.tools_dir()
-    missing = [what for what, ok in (("kcat", kcat), ("java", java), (f"the Kafka tools in {tools}",
-                                                                        any(tools.glob("kafka-tools-*.jar"))))
-               if not ok]
+    missing = [
+        what
+        for what, ok in (
+            ("kcat", kcat),
+            ("java", java),
+            (f"the Kafka tools in {tools}", any(tools.glob("kafka-tools-*.jar"))),
+        )
+        if not ok
+    ]
     if missing:
         (pytest.fail if CI else pytest.skip)(f"no {', '.join(missing)}: `make setup` installs them")
     return kcat, f"{java}"
@@ -36,17 +43,39 @@ def _tools() -> tuple[str, str]:
 def kcat_produce(kcat: str, bootstrap: str, topic: str, records: list[tuple[str, bytes]], murmur2: bool) -> None:
     lines = b"".join(key.encode() + b"|" + value + b"\n" for key, value in records)
     partitioner = ["-X", "partitioner=murmur2_random"] if murmur2 else []
-    subprocess.run([kcat, "-P", "-b", bootstrap, "-t", topic, "-K", "|", *partitioner], input=lines, check=True,
-                   timeout=60)
+    subprocess.run(
+        [kcat, "-P", "-b", bootstrap, "-t", topic, "-K", "|", *partitioner], input=lines, check=True, timeout=60
+    )
 
 
 def console_consumer(java: str, bootstrap: str, topic: str, count: int) -> list[tuple[str, int, bytes]]:
     """(key, partition, value) of `count` records, read by Kafka's own Java console consumer."""
     done = subprocess.run(
-        [java, "-cp", f"{_kafka.tools_dir()}/*", "org.apache.kafka.tools.consumer.ConsoleConsumer",
-         "--bootstrap-server", bootstrap, "--topic", topic, "--from-beginning", "--max-messages", str(count),
-         "--timeout-ms", "30000", "--property", "print.key=true", "--property", "print.partition=true",
-         "--property", "key.separator=|"], capture_output=True, timeout=120, check=True)
+        [
+            java,
+            "-cp",
+            f"{_kafka.tools_dir()}/*",
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--from-beginning",
+            "--max-messages",
+            str(count),
+            "--timeout-ms",
+            "30000",
+            "--property",
+            "print.key=true",
+            "--property",
+            "print.partition=true",
+            "--property",
+            "key.separator=|",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     rows = []
     for line in done.stdout.splitlines():
         partition, key, value = line.split(b"|", 2)

@@ -1,6 +1,7 @@
 """The gateway process on the real broker and Redis, with the projection written by the test
 itself (no rules worker, no projector): auth and errors, rate limit, SSE resume without gaps,
 the timekeeper, metrics. End-to-end play through the whole stack is in tests/e2e."""
+
 from __future__ import annotations
 
 import time
@@ -38,10 +39,21 @@ class _Gateway(GatewayUnderTest):
 
 @pytest.fixture
 def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
-    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
-                         tmp_path, PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_SSE_KEEPALIVE_S="0.3",
-                         PLYLOG_TIMEKEEPER_INTERVAL_S="0.2", PLYLOG_WAIT_TIMEOUT_S="0.5",
-                         PLYLOG_STREAMS_PER_CLIENT="3") as running:
+    with running_gateway(
+        _Gateway,
+        kafka_bootstrap,
+        contract_topics(partitions=2),
+        2,
+        redis_db_url,
+        redis_client,
+        tmp_path,
+        PLYLOG_RATE_PER_S="2",
+        PLYLOG_RATE_BURST="4",
+        PLYLOG_SSE_KEEPALIVE_S="0.3",
+        PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
+        PLYLOG_WAIT_TIMEOUT_S="0.5",
+        PLYLOG_STREAMS_PER_CLIENT="3",
+    ) as running:
         yield running
 
 
@@ -58,23 +70,47 @@ def test_auth_and_error_answers(gateway):
     path = "/v1/matches/m-auth/actions"
     _error(gateway.http.post(path, json=action), 401, "unauthorized")
     _error(gateway.http.post(path, json=action, headers=auth("m-auth.0.forged")), 401, "unauthorized")
-    _error(gateway.http.post(path, json=action, headers=auth(SeatTokens(b"another-secret-xyz").issue("m-auth", 0))),
-           401, "unauthorized")
+    _error(
+        gateway.http.post(path, json=action, headers=auth(SeatTokens(b"another-secret-xyz").issue("m-auth", 0))),
+        401,
+        "unauthorized",
+    )
     _error(gateway.http.post(path, json=action, headers=auth(TOKENS.issue("m-other", 0))), 403, "forbidden")
-    _error(gateway.http.post(path, json={**action, "seat": 1}, headers=auth(TOKENS.issue("m-auth", 0))), 403, "forbidden")
-    _error(gateway.http.get("/v1/matches/m-auth/legal-actions?seat=0", headers=auth(TOKENS.issue("m-auth", 1))),
-           403, "forbidden")
+    _error(
+        gateway.http.post(path, json={**action, "seat": 1}, headers=auth(TOKENS.issue("m-auth", 0))), 403, "forbidden"
+    )
+    _error(
+        gateway.http.get("/v1/matches/m-auth/legal-actions?seat=0", headers=auth(TOKENS.issue("m-auth", 1))),
+        403,
+        "forbidden",
+    )
     _error(gateway.http.get("/v1/matches/m-auth/legal-actions"), 401, "unauthorized")
-    _error(gateway.http.post("/v1/matches/m-nope/actions", json=action, headers=auth(TOKENS.issue("m-nope", 0))),
-           404, "unknown_match")
+    _error(
+        gateway.http.post("/v1/matches/m-nope/actions", json=action, headers=auth(TOKENS.issue("m-nope", 0))),
+        404,
+        "unknown_match",
+    )
     _error(gateway.http.get("/v1/matches/m-nope"), 404, "unknown_match")
     _error(gateway.http.get("/v1/matches/m-nope/stream"), 404, "unknown_match")
-    _error(gateway.http.post(path, json={"action": {"type": "resign"}, "bogus": 1}, headers=auth(TOKENS.issue("m-auth", 0))),
-           422, "malformed")
-    _error(gateway.http.post(path, json={"action": {"no": "type"}}, headers=auth(TOKENS.issue("m-auth", 0))),
-           422, "malformed")
-    _error(gateway.http.post(path, content=b"not json", headers={**auth(TOKENS.issue("m-auth", 0)),
-                                                                  "content-type": "application/json"}), 422, "malformed")
+    _error(
+        gateway.http.post(
+            path, json={"action": {"type": "resign"}, "bogus": 1}, headers=auth(TOKENS.issue("m-auth", 0))
+        ),
+        422,
+        "malformed",
+    )
+    _error(
+        gateway.http.post(path, json={"action": {"no": "type"}}, headers=auth(TOKENS.issue("m-auth", 0))),
+        422,
+        "malformed",
+    )
+    _error(
+        gateway.http.post(
+            path, content=b"not json", headers={**auth(TOKENS.issue("m-auth", 0)), "content-type": "application/json"}
+        ),
+        422,
+        "malformed",
+    )
     _error(gateway.http.post("/v1/matches", json={"game": "chess", "seats": ["a", "b"]}), 422, "malformed")
     _error(gateway.http.get("/v1/leaderboards/chess"), 404, "unknown_game")
     _error(gateway.http.get("/v1/players/nobody"), 404, "unknown_player")
@@ -91,8 +127,11 @@ def test_a_chosen_match_id_the_projection_knows_is_refused_and_nothing_is_writte
     match; the gateway refuses ids it knows."""
     gateway.project("m-taken", status="over")
     player = gateway.http.post("/v1/players", json={"name": "mallory"}).json()
-    taken = gateway.http.post("/v1/matches", json={"game": "strands", "seats": ["mallory", None], "match_id": "m-taken"},
-                              headers=auth(player["token"]))
+    taken = gateway.http.post(
+        "/v1/matches",
+        json={"game": "strands", "seats": ["mallory", None], "match_id": "m-taken"},
+        headers=auth(player["token"]),
+    )
     _error(taken, 409, "match_exists")
     assert "m-taken" in taken.json()["error"]["message"]
     assert _moves(gateway, 0) == []
@@ -101,21 +140,34 @@ def test_a_chosen_match_id_the_projection_knows_is_refused_and_nothing_is_writte
 def test_rate_limit_answers_429_with_retry_after(gateway):
     gateway.project("m-rate")
     headers = auth(TOKENS.issue("m-rate", 1))
-    codes = [gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}}, headers=headers)
-             for _ in range(6)]
+    codes = [
+        gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}}, headers=headers)
+        for _ in range(6)
+    ]
     assert [r.status_code for r in codes[:4]] == [202] * 4  # the burst
     limited = codes[4]
     _error(limited, 429, "rate_limited")
     assert int(limited.headers["Retry-After"]) >= 1
     time.sleep(1.0)  # 2 tokens/s refill
-    assert gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}},
-                             headers=headers).status_code == 202
+    assert (
+        gateway.http.post(
+            "/v1/matches/m-rate/actions", json={"action": {"type": "resign"}}, headers=headers
+        ).status_code
+        == 202
+    )
     # another player has a bucket of their own
-    assert gateway.http.post("/v1/matches/m-rate/actions", json={"action": {"type": "resign"}},
-                             headers=auth(TOKENS.issue("m-rate", 0))).status_code == 202
+    assert (
+        gateway.http.post(
+            "/v1/matches/m-rate/actions", json={"action": {"type": "resign"}}, headers=auth(TOKENS.issue("m-rate", 0))
+        ).status_code
+        == 202
+    )
     metrics = gateway.http.get("/metrics").text
     assert "plylog_gateway_rate_limited_total 2.0" in metrics
-    assert 'plylog_gateway_requests_total{method="POST",route="/v1/matches/{match_id}/actions",status="429"} 2.0' in metrics
+    assert (
+        'plylog_gateway_requests_total{method="POST",route="/v1/matches/{match_id}/actions",status="429"} 2.0'
+        in metrics
+    )
 
 
 def test_stream_resumes_with_last_event_id_without_gaps_or_repeats(gateway):
@@ -135,8 +187,19 @@ def test_stream_resumes_with_last_event_id_without_gaps_or_repeats(gateway):
         gateway.append("m-sse", seq)
     resumed = StreamReader(gateway.url, "m-sse", last_event_id=5, validate=False).start()
     resumed.wait_for(lambda r: r.accepted_seqs() == [6, 7])
-    gateway.redis.publish(gateway.keys.live("m-sse"), orjson.dumps(
-        {"v": 1, "match_id": "m-sse", "status": "rejected", "seq": 7, "event_id": "bad", "reason": {"code": "illegal"}}))
+    gateway.redis.publish(
+        gateway.keys.live("m-sse"),
+        orjson.dumps(
+            {
+                "v": 1,
+                "match_id": "m-sse",
+                "status": "rejected",
+                "seq": 7,
+                "event_id": "bad",
+                "reason": {"code": "illegal"},
+            }
+        ),
+    )
     gateway.append("m-sse", 8, publish=False)  # stored, announcement lost
     gateway.append("m-sse", 9)
     resumed.wait_for(lambda r: len(r.accepted_seqs()) >= 4)
@@ -154,16 +217,20 @@ def test_timekeeper_claims_run_out_clocks(gateway):
     gateway.redis.zadd(keys.deadlines(keys.home("m-clock")), {"m-clock": int(time.time() * 1000) - 50})
     gateway.redis.zadd(keys.deadlines(keys.home("m-later")), {"m-later": int(time.time() * 1000) + 600_000})
     claims = _moves(gateway, 1)
-    assert [(c["match_id"], c["player"], c["action"]) for c in claims] == \
-        [("m-clock", "plylog-timekeeper", {"type": "claim_timeout"})]
+    assert [(c["match_id"], c["player"], c["action"]) for c in claims] == [
+        ("m-clock", "plylog-timekeeper", {"type": "claim_timeout"})
+    ]
     time.sleep(1.0)  # still listed (no projector here): not claimed again before RECLAIM_S
     assert len(_moves(gateway, 1, timeout=0.5)) == 1
 
 
 def test_wait_without_result_answers_202_and_healthz_metrics(gateway):
     gateway.project("m-wait")
-    answer = gateway.http.post("/v1/matches/m-wait/actions?wait=true", json={"action": {"type": "resign"}},
-                               headers=auth(TOKENS.issue("m-wait", 0)))
+    answer = gateway.http.post(
+        "/v1/matches/m-wait/actions?wait=true",
+        json={"action": {"type": "resign"}},
+        headers=auth(TOKENS.issue("m-wait", 0)),
+    )
     assert answer.status_code == 202 and answer.json()["status"] == "pending"
     assert gateway.http.get("/healthz").json() == {"status": "ok", "redis": "ok", "kafka": "ok", "live": "ok"}
     assert "plylog_gateway_wait_timeouts_total 1.0" in gateway.http.get("/metrics").text
@@ -172,8 +239,13 @@ def test_wait_without_result_answers_202_and_healthz_metrics(gateway):
 
 
 def _moves(gateway, expect: int, timeout: float = 15.0) -> list[dict]:
-    consumer = KafkaConsumer(gateway.topics.moves, bootstrap_servers=gateway.bootstrap, group_id=None,
-                             auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer = KafkaConsumer(
+        gateway.topics.moves,
+        bootstrap_servers=gateway.bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
     got: list[dict] = []
     deadline = time.monotonic() + timeout
     try:
@@ -192,9 +264,10 @@ def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(
     """A producer that stamps records with broker times far before their `at` makes the seek by
     creation time land after the create; the gateway notices (the fold disagrees with the
     projection's accepted event ids) and refolds the partition from its start."""
+    from kafka import KafkaProducer
+
     from games.playout import random_playout_records
     from games.timeutil import to_ms
-    from kafka import KafkaProducer
 
     played = list(random_playout_records("strands", {"layout": "small-4"}, seed=2, match_id="m-tt"))
     created_ms = to_ms(orjson.loads(played[0][0])["at"])
@@ -205,33 +278,39 @@ def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(
     producer.flush()
     producer.close()
     _store_projection(gateway, "m-tt", played)  # log entries without offsets, as projectors wrote before
-    for raw, step in played:
+    for _raw, step in played:
         answer = gateway.http.get(f"/v1/matches/m-tt/positions/{step.result['seq']}")
         assert answer.status_code == 200 and answer.json() == step.result["view"], step.result["seq"]
     assert "refolded from the partition start" in gateway.process.log_text()
-    assert gateway.http.get("/v1/matches/m-tt/legal-actions", headers=auth(TOKENS.issue("m-tt", 0))).json()["status"] == "over"
+    assert (
+        gateway.http.get("/v1/matches/m-tt/legal-actions", headers=auth(TOKENS.issue("m-tt", 0))).json()["status"]
+        == "over"
+    )
 
 
 def test_time_travel_reads_only_the_matchs_own_records_when_the_log_names_their_offsets(gateway):
     """With the moves offsets in the projection's log (the projector writes them), a match is
     refolded from its create to its last accepted record, whatever else its partition holds."""
-    from games.playout import random_playout_records
     from kafka import KafkaProducer
+
+    from games.playout import random_playout_records
 
     noise = [raw for raw, _ in random_playout_records("strands", {"layout": "small-4"}, seed=5, match_id="m-noise")]
     played = list(random_playout_records("strands", {"layout": "small-4"}, seed=3, match_id="m-idx"))
     producer = KafkaProducer(bootstrap_servers=gateway.bootstrap)
     for raw in noise * 20:  # another match's records before ...
         producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
-    sent = [producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
-            for raw, _ in played]
+    sent = [
+        producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
+        for raw, _ in played
+    ]
     for raw in noise * 20:  # ... and after it
         producer.send(gateway.topics.moves, key=b"m-idx", value=raw, partition=_home(gateway, b"m-idx"))
     producer.flush()
     offsets = [future.get(10).offset for future in sent]
     producer.close()
     _store_projection(gateway, "m-idx", played, offsets)
-    for raw, step in played:
+    for _raw, step in played:
         assert gateway.http.get(f"/v1/matches/m-idx/positions/{step.result['seq']}").json() == step.result["view"]
     read = gateway.metric("plylog_gateway_history_records_read_total")
     assert read == len(played), f"read {read} records for a match of {len(played)}"
@@ -242,8 +321,9 @@ def test_legal_actions_follow_the_log_when_the_projection_is_behind(gateway):
     client asks for the legal actions next: the first fold of a match in progress reads its log to
     the end, not to the last record the projection knows (that was a position behind, with the
     other seat to move and no actions listed)."""
-    from games.playout import random_playout_records
     from kafka import KafkaProducer
+
+    from games.playout import random_playout_records
 
     played = list(random_playout_records("strands", {"layout": "small-4"}, seed=7, match_id="m-ahead"))[:4]
     producer = KafkaProducer(bootstrap_servers=gateway.bootstrap)
@@ -262,9 +342,16 @@ def test_legal_actions_follow_the_log_when_the_projection_is_behind(gateway):
 def _store_projection(gateway, match_id: str, known: list, offsets: list[int] | None = None) -> None:
     """The match's hash and log as the projector leaves them after the `known` (record, step)
     pairs; each log entry names its moves offset when `offsets` are given."""
-    gateway.redis.hset(gateway.keys.match(match_id), mapping={
-        "game": "strands", "seq": len(known), "created_at": orjson.loads(known[0][0])["at"],
-        "seats": orjson.dumps(["alice", "bob"]), "view": orjson.dumps(known[-1][1].result["view"])})
+    gateway.redis.hset(
+        gateway.keys.match(match_id),
+        mapping={
+            "game": "strands",
+            "seq": len(known),
+            "created_at": orjson.loads(known[0][0])["at"],
+            "seats": orjson.dumps(["alice", "bob"]),
+            "view": orjson.dumps(known[-1][1].result["view"]),
+        },
+    )
     for number, (_, step) in enumerate(known):
         entry = {k: step.result[k] for k in ("seq", "event_id", "player", "at", "events")}
         if offsets is not None:
@@ -283,15 +370,25 @@ def test_http_edges_oversized_bodies_forged_tokens_and_too_many_streams(gateway)
     headers = auth(TOKENS.issue("m-edge", 0))
     big = b'{"action": {"type": "resign", "pad": "' + b"x" * 8_000_000 + b'"}}'
     started = time.perf_counter()
-    _error(gateway.http.post("/v1/matches/m-edge/actions", content=big,
-                             headers={**headers, "content-type": "application/json"}), 413, "too_large")
+    _error(
+        gateway.http.post(
+            "/v1/matches/m-edge/actions", content=big, headers={**headers, "content-type": "application/json"}
+        ),
+        413,
+        "too_large",
+    )
     assert time.perf_counter() - started < 5, "the body must be refused before it is read and parsed"
-    chunked = gateway.http.post("/v1/matches/m-edge/actions", content=iter([big[:40_000], big[40_000:90_000]]),
-                                headers={**headers, "content-type": "application/json"})
+    chunked = gateway.http.post(
+        "/v1/matches/m-edge/actions",
+        content=iter([big[:40_000], big[40_000:90_000]]),
+        headers={**headers, "content-type": "application/json"},
+    )
     _error(chunked, 413, "too_large")
     signature = TOKENS.issue("m-edge", 0).split(".")[2]
     for forged in (f"m-edge.0.{signature[:-2]}é€", "m-edge.0.\u00ff\u00fe", "g1.é.x"):
-        response = gateway.http.get("/v1/matches/m-edge/legal-actions", headers={"Authorization": f"Bearer {forged}".encode()})
+        response = gateway.http.get(
+            "/v1/matches/m-edge/legal-actions", headers={"Authorization": f"Bearer {forged}".encode()}
+        )
         _error(response, 401, "unauthorized")
     streams = [httpx.stream("GET", f"{gateway.url}/v1/matches/m-edge/stream", timeout=10) for _ in range(3)]
     opened = [s.__enter__() for s in streams]
@@ -306,14 +403,24 @@ def test_http_edges_oversized_bodies_forged_tokens_and_too_many_streams(gateway)
         assert again.status_code == 200  # closed streams no longer count
 
 
-def test_jwt_mode_takes_the_platforms_players_and_refuses_guests(kafka_bootstrap, contract_topics, redis_db_url, tmp_path):
+def test_jwt_mode_takes_the_platforms_players_and_refuses_guests(
+    kafka_bootstrap, contract_topics, redis_db_url, tmp_path
+):
     import jwt
 
     key = "platform-secret-0123456789abcdef-xyz"
     topics = contract_topics(partitions=2)
-    process, url = gateway_process(kafka_bootstrap, topics, redis_db_url, unique_redis_prefix(), tmp_path,
-                                   PLYLOG_AUTH="jwt", PLYLOG_JWT_KEY=key, PLYLOG_JWT_AUDIENCE="plylog",
-                                   PLYLOG_WAIT_TIMEOUT_S="0.5")
+    process, url = gateway_process(
+        kafka_bootstrap,
+        topics,
+        redis_db_url,
+        unique_redis_prefix(),
+        tmp_path,
+        PLYLOG_AUTH="jwt",
+        PLYLOG_JWT_KEY=key,
+        PLYLOG_JWT_AUDIENCE="plylog",
+        PLYLOG_WAIT_TIMEOUT_S="0.5",
+    )
     process.start()
     try:
         process.wait_ready(timeout=60)

@@ -1,4 +1,5 @@
 """services/common/kafka_admin.py on the real broker."""
+
 from __future__ import annotations
 
 import threading
@@ -34,8 +35,7 @@ def test_partition_counts_asks_again_for_a_topic_that_appears_while_it_waits(kaf
     (On a three-broker cluster a worker started right after its topics were made once read them
     as missing from a broker whose metadata had not caught up, and refused to start.)"""
     late, never = topic_prefix + "late", topic_prefix + "never"
-    timer = threading.Timer(1.0, kafka_admin.create_topics,
-                            (kafka_bootstrap, [kafka_admin.TopicSpec(late, 2)]))
+    timer = threading.Timer(1.0, kafka_admin.create_topics, (kafka_bootstrap, [kafka_admin.TopicSpec(late, 2)]))
     timer.start()
     try:
         assert kafka_admin.partition_counts(kafka_bootstrap, [late], wait_missing=20) == {late: 2}

@@ -1,4 +1,5 @@
 """tests/integration/harness.keep_topics_for_diagnosis and the read it rests on, on the real broker."""
+
 from __future__ import annotations
 
 import orjson
@@ -19,14 +20,17 @@ def test_reading_a_topic_that_does_not_exist_says_so(kafka_bootstrap, topic_pref
         read_topic(kafka_bootstrap, missing)
 
 
-def test_a_failed_audit_keeps_every_record_and_says_which_topic_could_not_be_read(kafka_bootstrap, contract_topics,
-                                                                                    tmp_path):
+def test_a_failed_audit_keeps_every_record_and_says_which_topic_could_not_be_read(
+    kafka_bootstrap, contract_topics, tmp_path
+):
     """Given moves (one a tombstone) and no rules changelog, when the topics are kept, then the file
     holds each record with its place, and one line saying the changelog could not be read."""
     topics = contract_topics(partitions=2)
     produce(kafka_bootstrap, topics.moves, [(b"m-1", b'{"v":1}'), (b"m-2", None)])
-    lines = [orjson.loads(line) for line in keep_topics_for_diagnosis(kafka_bootstrap, topics, tmp_path / "kept")
-             .read_bytes().splitlines()]
+    lines = [
+        orjson.loads(line)
+        for line in keep_topics_for_diagnosis(kafka_bootstrap, topics, tmp_path / "kept").read_bytes().splitlines()
+    ]
     moves = sorted((line["key"], line["value"]) for line in lines if line["topic"] == topics.moves)
     assert moves == [("m-1", '{"v":1}'), ("m-2", None)]
     assert all({"partition", "offset"} <= line.keys() for line in lines if line["topic"] == topics.moves)

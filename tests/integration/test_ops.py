@@ -1,6 +1,7 @@
 """The ops endpoints of the three services on the real broker and Redis: /livez, /readyz and the
 Prometheus /metrics of a rules worker and a projector (on PLYLOG_OPS_PORT), the gateway's /livez
 and /readyz; the metrics count what the services did, and readiness follows the lag."""
+
 from __future__ import annotations
 
 import re
@@ -37,22 +38,34 @@ def wait_for(url: str, status: int, timeout: float = 60.0) -> httpx.Response:
         except httpx.HTTPError:
             answer = None
         if time.monotonic() > deadline:
-            raise AssertionError(f"{url} did not answer {status} in {timeout}s: "
-                                 f"{answer.status_code if answer else 'no answer'} {answer.text if answer else ''}")
+            raise AssertionError(
+                f"{url} did not answer {status} in {timeout}s: "
+                f"{answer.status_code if answer else 'no answer'} {answer.text if answer else ''}"
+            )
         time.sleep(0.3)
 
 
 def test_rules_worker_and_projector_serve_probes_and_metrics_that_count_what_they_did(
-        kafka_bootstrap, contract_topics, redis_db_url, tmp_path):
+    kafka_bootstrap, contract_topics, redis_db_url, tmp_path
+):
     topics = contract_topics(partitions=3)
     rules_port, projector_port = free_port(), free_port()
     prefix = unique_redis_prefix()
-    worker = rules_worker(kafka_bootstrap, topics, tmp_path, PLYLOG_OPS_PORT=str(rules_port),
-                          PLYLOG_READY_LAG="0")
-    projector = Service("projector-1", "services.projector", ("--name", "projector-1"),
-                        {"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix,
-                         "REDIS_URL": redis_db_url, "PLYLOG_REDIS_PREFIX": prefix,
-                         "PLYLOG_OPS_PORT": str(projector_port), "PLYLOG_READY_LAG": "0"}, tmp_path)
+    worker = rules_worker(kafka_bootstrap, topics, tmp_path, PLYLOG_OPS_PORT=str(rules_port), PLYLOG_READY_LAG="0")
+    projector = Service(
+        "projector-1",
+        "services.projector",
+        ("--name", "projector-1"),
+        {
+            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+            "PLYLOG_TOPIC_PREFIX": topics.prefix,
+            "REDIS_URL": redis_db_url,
+            "PLYLOG_REDIS_PREFIX": prefix,
+            "PLYLOG_OPS_PORT": str(projector_port),
+            "PLYLOG_READY_LAG": "0",
+        },
+        tmp_path,
+    )
     gateway, url = gateway_process(kafka_bootstrap, topics, redis_db_url, prefix, tmp_path)
     traffic = mixed_bot_traffic(list(GAME_MODULES), matches=12, seed=5, prefix="ops-")
     try:
@@ -75,16 +88,23 @@ def test_rules_worker_and_projector_serve_probes_and_metrics_that_count_what_the
             time.sleep(0.5)
         text = httpx.get(rules + "/metrics").text
         accepted = metric(text, "plylog_rules_results_total", status="accepted", code="")
-        rejected = sum(float(v) for v in re.findall(r'plylog_rules_results_total\{code="[a-z_]+",status="rejected"\} '
-                                                   r'([0-9.e+]+)', text))
+        rejected = sum(
+            float(v)
+            for v in re.findall(
+                r'plylog_rules_results_total\{code="[a-z_]+",status="rejected"\} '
+                r"([0-9.e+]+)",
+                text,
+            )
+        )
         assert accepted > 0 and rejected > 0, text
         assert metric(text, "plylog_rules_batch_seconds_count") > 0
         assert metric(text, "plylog_rules_assigned_partitions") == 3
         assert metric(text, "plylog_rules_lag", partition="0") == 0
         assert metric(text, "plylog_rules_recoveries_total") >= 1 and "plylog_rules_recovery_seconds" in text
         text = httpx.get(proj + "/metrics").text
-        assert metric(text, "plylog_projector_records_total", kind="result") == accepted + rejected + \
-            metric(httpx.get(rules + "/metrics").text, "plylog_rules_results_total", status="duplicate", code="")
+        assert metric(text, "plylog_projector_records_total", kind="result") == accepted + rejected + metric(
+            httpx.get(rules + "/metrics").text, "plylog_rules_results_total", status="duplicate", code=""
+        )
         assert metric(text, "plylog_projector_results_total", verdict="applied") > 0
         assert metric(text, "plylog_projector_lag", topic=topics.results, partition="0") == 0
         assert metric(text, "plylog_projector_batch_seconds_count") > 0

@@ -1,6 +1,7 @@
 """The projector on the real broker and Redis: a played match of each game is projected as the
 fold says; repeated records change nothing; SIGKILL three times gives the same projection as an
 uninterrupted run and as `plylog rebuild`; two projectors share the partitions."""
+
 from __future__ import annotations
 
 import random
@@ -29,31 +30,44 @@ from services.projector.runner import Projection, catch_up
 from services.projector.store import Store, all_stored_offsets, dump, without_offsets
 from tests.support import record
 
-from .harness import (REPO, crash_during, mixed_bot_traffic, produce, rules_worker,
-                      wait_until_answered)
+from .harness import REPO, crash_during, mixed_bot_traffic, produce, rules_worker, wait_until_answered
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
 
 
-def projector(bootstrap: str, topics: Topics, home: Path, redis_url: str, prefix: str, name: str = "projector-1",
-              *args: str) -> Service:
-    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, "REDIS_URL": redis_url,
-           "PLYLOG_REDIS_PREFIX": prefix}
+def projector(
+    bootstrap: str, topics: Topics, home: Path, redis_url: str, prefix: str, name: str = "projector-1", *args: str
+) -> Service:
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "PLYLOG_TOPIC_PREFIX": topics.prefix,
+        "REDIS_URL": redis_url,
+        "PLYLOG_REDIS_PREFIX": prefix,
+    }
     return Service(name, "services.projector", ("--name", name, *args), env, home)
 
 
 def end_offsets(bootstrap: str, topics: Topics) -> dict[str, int]:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
     try:
-        tps = [TopicPartition(t, p) for t in (topics.results, topics.outcomes) for p in consumer.partitions_for_topic(t)]
+        tps = [
+            TopicPartition(t, p) for t in (topics.results, topics.outcomes) for p in consumer.partitions_for_topic(t)
+        ]
         return {f"{tp.topic}:{tp.partition}": end for tp, end in consumer.end_offsets(tps).items() if end}
     finally:
         consumer.close()
 
 
-def wait_until_projected(client: redis.Redis, keys: Keys, bootstrap: str, topics: Topics, timeout: float = 90.0,
-                         workers=(), consumer: str = "projector") -> None:
+def wait_until_projected(
+    client: redis.Redis,
+    keys: Keys,
+    bootstrap: str,
+    topics: Topics,
+    timeout: float = 90.0,
+    workers=(),
+    consumer: str = "projector",
+) -> None:
     """Until the stored offsets reach the end of every partition of results and outcomes."""
     deadline = time.monotonic() + timeout
     while True:
@@ -95,8 +109,9 @@ def send(bootstrap: str, topic: str, records, pace_s: float = 0.0) -> None:
 
 
 # --- a played match of each game ---------------------------------------------------------------------
-def test_played_matches_of_every_game_are_projected_as_the_fold_says(kafka_bootstrap, contract_topics, redis_db_url,
-                                                                      redis_client, tmp_path):
+def test_played_matches_of_every_game_are_projected_as_the_fold_says(
+    kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path
+):
     topics, keys = contract_topics(partitions=3), Keys("e2e:", 3)
     moves = [raw for i, game in enumerate(GAMES) for raw in random_match_records(game, 1, seed=20 + i, prefix="e2e-")]
     moves += special_matches()
@@ -125,11 +140,17 @@ def test_played_matches_of_every_game_are_projected_as_the_fold_says(kafka_boots
 def special_matches() -> list[bytes]:
     """A match waiting for a seat, a running clocked match, an aborted one."""
     strands = {"type": "create", "game": "strands", "options": {"layout": "small-4"}}
-    return [record("e2e-open", "carol", {**strands, "seats": ["carol", None]}, 0),
-            record("e2e-clock", "carol", {**strands, "seats": ["carol", "dave"],
-                                          "clock": {"initial_s": 300, "increment_s": 5}}, 1),
-            record("e2e-abort", "carol", {**strands, "seats": ["carol", "erin"]}, 2),
-            record("e2e-abort", "erin", {"type": "abort"}, 3)]
+    return [
+        record("e2e-open", "carol", {**strands, "seats": ["carol", None]}, 0),
+        record(
+            "e2e-clock",
+            "carol",
+            {**strands, "seats": ["carol", "dave"], "clock": {"initial_s": 300, "increment_s": 5}},
+            1,
+        ),
+        record("e2e-abort", "carol", {**strands, "seats": ["carol", "erin"]}, 2),
+        record("e2e-abort", "erin", {"type": "abort"}, 3),
+    ]
 
 
 def assert_projection_is_the_fold(client: redis.Redis, keys: Keys, traffic, bootstrap: str, topics: Topics) -> None:
@@ -158,10 +179,13 @@ def assert_projection_is_the_fold(client: redis.Redis, keys: Keys, traffic, boot
         counts["finished"] += state.status == "over"
         counts["moves"] += state.game_actions
     assert every_partition(client, keys, lambda p: client.zrange(keys.matches("open", None, p), 0, -1)) == [b"e2e-open"]
-    assert every_partition(client, keys, lambda p: client.zrange(keys.matches("active", None, p), 0, -1)) == [b"e2e-clock"]
+    assert every_partition(client, keys, lambda p: client.zrange(keys.matches("active", None, p), 0, -1)) == [
+        b"e2e-clock"
+    ]
     clock = offline.states["e2e-clock"].clock
-    assert every_partition(client, keys, lambda p: client.zrange(keys.deadlines(p), 0, -1, withscores=True)) == \
-        [(b"e2e-clock", clock.since_ms + clock.remaining_ms[0])]
+    assert every_partition(client, keys, lambda p: client.zrange(keys.deadlines(p), 0, -1, withscores=True)) == [
+        (b"e2e-clock", clock.since_ms + clock.remaining_ms[0])
+    ]
     for (game, day), counts in activity.items():
         assert summed(client, [keys.activity(game, day, p) for p in keys.all_partitions()]) == dict(counts), game
         assert summed(client, [keys.totals(game, p) for p in keys.all_partitions()]) == dict(counts), game
@@ -195,7 +219,7 @@ def assert_standings_follow_the_outcomes_in_log_order(client, keys, bootstrap, t
             assert mark["ratings"] is None
             continue
         before = [standings.get((p, o["game"]), Standing()) for p in o["players"]]
-        for player, after in zip(o["players"], scored(before, o["outcome"]["winner"])):
+        for player, after in zip(o["players"], scored(before, o["outcome"]["winner"]), strict=False):
             standings[(player, o["game"])] = after
     assert len(standings) == 2 * len(GAMES)
     for (player, game), standing in standings.items():
@@ -237,8 +261,9 @@ def repeat_some_results_and_outcomes(bootstrap: str, topics: Topics) -> None:
 
 # --- crash safety and rebuild -------------------------------------------------------------------------
 @pytest.mark.slow
-def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafka_bootstrap, contract_topics,
-                                                                             redis_db_url, redis_client, tmp_path):
+def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(
+    kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path
+):
     topics = contract_topics(partitions=6)
     crashed, reference = Keys("crash:", 6), Keys("ref:", 6)
     traffic = mixed_bot_traffic(GAMES, matches=200, seed=7, prefix="crash-")
@@ -251,8 +276,12 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, crashed.prefix).start()
     proj.wait_ready()
     try:
-        crash_during(proj, lambda: send(kafka_bootstrap, topics.results, results, 15.0 / len(results)),
-                     pause_s=(2.5, 4.5), seed=3)
+        crash_during(
+            proj,
+            lambda: send(kafka_bootstrap, topics.results, results, 15.0 / len(results)),
+            pause_s=(2.5, 4.5),
+            seed=3,
+        )
         wait_until_projected(redis_client, crashed, kafka_bootstrap, topics, workers=[proj])
     finally:
         proj.stop()
@@ -260,8 +289,16 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     crash_dump = dump(redis_client, crashed)
     assert {k.split(":")[2] for k in crash_dump if k.startswith("match:") and k.count(":") == 2} == matches
 
-    uninterrupted = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, reference.prefix, "reference",
-                              "--group", f"{topics.prefix}reference").start()
+    uninterrupted = projector(
+        kafka_bootstrap,
+        topics,
+        tmp_path,
+        redis_db_url,
+        reference.prefix,
+        "reference",
+        "--group",
+        f"{topics.prefix}reference",
+    ).start()
     try:
         wait_until_projected(redis_client, reference, kafka_bootstrap, topics, workers=[uninterrupted])
     finally:
@@ -277,34 +314,51 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(kafk
     assert dump(redis_client, crashed) == crash_dump
     check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
     assert check.returncode == 0 and "equals a rebuild" in check.stdout, check.stderr
-    changed = next(crashed.totals("mana", p) for p in crashed.all_partitions() if redis_client.exists(crashed.totals("mana", p)))
+    changed = next(
+        crashed.totals("mana", p) for p in crashed.all_partitions() if redis_client.exists(crashed.totals("mana", p))
+    )
     redis_client.hincrby(changed, "moves", 1)
     check = cli_rebuild(kafka_bootstrap, topics, redis_db_url, crashed, "--check")
     assert check.returncode == 1 and "differs from a rebuild in 1 of" in check.stderr
-    assert changed[len(crashed.prefix):] in check.stderr, check.stderr
+    assert changed[len(crashed.prefix) :] in check.stderr, check.stderr
     assert not redis_client.keys("~*")  # the scratch keys are gone
 
 
 def cli_rebuild(bootstrap: str, topics: Topics, redis_url: str, keys: Keys, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "services.cli.main", "rebuild", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, env=cli_env(bootstrap, topics, redis_url, keys))
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", "rebuild", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cli_env(bootstrap, topics, redis_url, keys),
+    )
 
 
 def cli_env(bootstrap: str, topics: Topics, redis_url: str, keys: Keys) -> dict[str, str]:
     import os
 
-    return {**os.environ, "PYTHONPATH": str(REPO), "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "REDIS_URL": redis_url,
-            "PLYLOG_TOPIC_PREFIX": topics.prefix, "PLYLOG_REDIS_PREFIX": keys.prefix}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "REDIS_URL": redis_url,
+        "PLYLOG_TOPIC_PREFIX": topics.prefix,
+        "PLYLOG_REDIS_PREFIX": keys.prefix,
+    }
 
 
 # --- two projectors in one group ---------------------------------------------------------------------
-def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(kafka_bootstrap, contract_topics,
-                                                                         redis_db_url, redis_client, tmp_path):
+def test_two_projectors_share_the_partitions_and_rebuild_waits_for_them(
+    kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path
+):
     topics, keys = contract_topics(partitions=4), Keys("pair:", 4)
     traffic = mixed_bot_traffic(GAMES, matches=40, seed=9, prefix="pair-")
     results, outcomes, _ = fold_offline(traffic, 4)
-    pair = [projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix, f"projector-{i}").start()
-            for i in (1, 2)]
+    pair = [
+        projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix, f"projector-{i}").start()
+        for i in (1, 2)
+    ]
     try:
         for proj in pair:
             proj.wait_for_log("assigned partitions", timeout=60)
@@ -332,18 +386,26 @@ def last_assignment(proj: Service) -> set[str]:
     return {part.split("@")[0] for part in lines[-1].split(", ")} - {"none"} if lines else set()
 
 
-def test_results_the_projector_cannot_apply_are_skipped_counted_and_never_wedge_it(kafka_bootstrap, contract_topics,
-                                                                                  redis_db_url, redis_client, tmp_path):
+def test_results_the_projector_cannot_apply_are_skipped_counted_and_never_wedge_it(
+    kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path
+):
     """Whoever may write plylog.results can write anything: `view.started_at: true` (Redis refuses
     it), `"clock": [1]` (planning raised), garbage. The projector logs and skips each, counts them,
     applies the good results around them, and a restart does not meet them again."""
     topics, keys = contract_topics(partitions=1), Keys("poison:", 1)
     create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": "small-4"}}
     replayer = Replayer()
-    good = [orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", create, 0)).result)),
-            orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1)).result))]
-    poison = [{**good[1], "view": {**good[1]["view"], "started_at": True}},
-              {**good[1], "view": {**good[1]["view"], "clock": [1]}}, {"status": "accepted", "seq": True}]
+    good = [
+        orjson.loads(orjson.dumps(replayer.feed(record("m1", "alice", create, 0)).result)),
+        orjson.loads(
+            orjson.dumps(replayer.feed(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1)).result)
+        ),
+    ]
+    poison = [
+        {**good[1], "view": {**good[1]["view"], "started_at": True}},
+        {**good[1], "view": {**good[1]["view"], "clock": [1]}},
+        {"status": "accepted", "seq": True},
+    ]
     records = [(0, "m1", orjson.dumps(r)) for r in [good[0], *poison, good[1]]] + [(0, "x", b"\xff not json")]
     proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, keys.prefix).start()
     try:
@@ -371,9 +433,23 @@ def own_redis(port: int, data: Path) -> subprocess.Popen:
     from services.cli._redis import ensure_installed
 
     data.mkdir(exist_ok=True)
-    server = subprocess.Popen([ensure_installed(), "--port", str(port), "--dir", str(data), "--save", "",
-                               "--appendonly", "yes", "--appendfsync", "always"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            ensure_installed(),
+            "--port",
+            str(port),
+            "--dir",
+            str(data),
+            "--save",
+            "",
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 20
     while True:
         try:
@@ -386,8 +462,7 @@ def own_redis(port: int, data: Path) -> subprocess.Popen:
             time.sleep(0.1)
 
 
-def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka_bootstrap, contract_topics,
-                                                                          tmp_path):
+def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka_bootstrap, contract_topics, tmp_path):
     """Given two projectors that projected the first half, when their Redis stops and one of them
     dies, the group gives all partitions to the other, which must read their offsets from Redis
     to own them: it does not die on it (librdkafka raises what its callback raises), it waits,
@@ -399,8 +474,9 @@ def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka
     half = len(results) // 2
     server = own_redis(port, tmp_path / "redis")
     url = f"redis://127.0.0.1:{port}/0"
-    first, second = (projector(kafka_bootstrap, topics, tmp_path, url, keys.prefix, f"projector-{n}").start()
-                     for n in (1, 2))
+    first, second = (
+        projector(kafka_bootstrap, topics, tmp_path, url, keys.prefix, f"projector-{n}").start() for n in (1, 2)
+    )
     try:
         for proj in (first, second):
             proj.wait_for_log("assigned partitions", timeout=60)

@@ -1,10 +1,10 @@
 """The projector's Redis side on a real Redis: a batch is applied only while the stored offsets
 are what its worker expects (a zombie writes nothing), the wipe takes only the projection."""
+
 from __future__ import annotations
 
-from collections import namedtuple
-
 import random
+from collections import namedtuple
 
 import orjson
 import pytest
@@ -29,8 +29,11 @@ SIDE2 = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}
 
 def results_of_a_match() -> list[bytes]:
     create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": SIDE2}
-    moves = [record("m1", "alice", create, 0), record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
-             record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2)]
+    moves = [
+        record("m1", "alice", create, 0),
+        record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
+        record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2),
+    ]
     replayer = Replayer()
     return [orjson.dumps(replayer.feed(raw).result) for raw in moves]
 
@@ -75,8 +78,9 @@ def test_after_a_wipe_the_worker_forgets_the_seqs_it_wrote_and_projects_the_matc
 def played_results() -> list[bytes]:
     """Results of complete random matches of every game, interleaved, and one left waiting."""
     replayer, results = Replayer(), []
-    waiting = record("open-1", "carol", {"type": "create", "game": "strands", "seats": ["carol", None],
-                                         "options": SIDE2}, 0)
+    waiting = record(
+        "open-1", "carol", {"type": "create", "game": "strands", "seats": ["carol", None], "options": SIDE2}, 0
+    )
     for game in GAME_MODULES:
         for raw in [*random_match_records(game, 3, seed=5, open_at_once=3, prefix=f"{game}-"), waiting]:
             result = replayer.feed(raw).result
@@ -101,8 +105,11 @@ def test_any_batching_gives_the_projection_of_one_result_at_a_time(redis_client,
         assert stored == match_fields(result), match_id
     expected = dump(redis_client, keys)
     one_by_one.store.wipe()
-    batched, rng, offset = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS), \
-        random.Random(seed), 0
+    batched, rng, offset = (
+        Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS),
+        random.Random(seed),
+        0,
+    )
     batched.own([RESULTS0])
     while offset < len(results):
         size = rng.choice([1, 2, 7, 40, 500])
@@ -112,7 +119,7 @@ def test_any_batching_gives_the_projection_of_one_result_at_a_time(redis_client,
     assert dump(redis_client, keys) == expected
 
 
-@pytest.mark.parametrize("bad", [True, None, 1.5j, 2 ** 64])
+@pytest.mark.parametrize("bad", [True, None, 1.5j, 2**64])
 def test_a_batch_with_an_argument_redis_cannot_take_writes_nothing(redis_client, bad):
     """The commands travel as one MessagePack argument; the script checks every argument before it
     runs any command, so a batch that fails leaves no half of itself behind (no counter counted
@@ -150,8 +157,11 @@ def test_the_dump_is_canonical_and_prefix_free(redis_client):
     redis_client.hset("a:h", mapping={"b": "2", "a": "1"})
     redis_client.sadd("a:s", "y", "x")
     redis_client.set("a:ratelimit:p", "1")
-    assert dump(redis_client, Keys("a:")) == {"h": ["hash", {"a": "1", "b": "2"}], "s": ["set", ["x", "y"]],
-                                              "z": ["zset", [["m0", 0.0], ["m1", 1.5], ["m2", 1.5]]]}
+    assert dump(redis_client, Keys("a:")) == {
+        "h": ["hash", {"a": "1", "b": "2"}],
+        "s": ["set", ["x", "y"]],
+        "z": ["zset", [["m0", 0.0], ["m1", 1.5], ["m2", 1.5]]],
+    }
 
 
 def test_a_record_redis_refuses_is_skipped_and_the_rest_of_its_batch_applied(redis_client, monkeypatch):

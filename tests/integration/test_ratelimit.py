@@ -1,4 +1,5 @@
 """The gateway's token buckets on a real Redis: the takes of one event-loop turn go in one call."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,6 +20,7 @@ def test_the_takes_of_one_turn_share_one_call_and_each_gets_its_own_verdict(redi
     """Given buckets of 3, when a turn brings five actions of ann and two of bob, then one script
     call answers all seven in order: ann's first three pass and the other two wait, bob's pass;
     a taker that gave up meanwhile does not keep the others from their verdicts."""
+
     async def run():
         client = aioredis.Redis.from_url(redis_db_url)
         limiter = RateLimiter(client, lambda who: f"t:ratelimit:{who}", rate_per_s=1, burst=3)

@@ -1,6 +1,7 @@
 """The gateway's feed of `plylog.results` (services/gateway/results_feed.py) on the real broker:
 it waits for a topic it cannot read yet without stopping, reads every partition from the end it
 found, hands each record to the loop once, and stops cleanly."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,8 +40,11 @@ def test_the_feed_waits_for_a_missing_topic_then_reads_each_new_record_once(kafk
     async def run() -> tuple[list, list]:
         loop = asyncio.get_running_loop()
         early, late, on_loop = [], [], []
-        first = ResultsFeed(kafka_bootstrap, topic, lambda records: (early.extend(records),
-                                                                     on_loop.append(asyncio.get_running_loop() is loop)))
+        first = ResultsFeed(
+            kafka_bootstrap,
+            topic,
+            lambda records: (early.extend(records), on_loop.append(asyncio.get_running_loop() is loop)),
+        )
         first.start()
         second = ResultsFeed(kafka_bootstrap, topic, late.extend)
         try:

@@ -1,6 +1,7 @@
 """Rules workers under faults on the real broker: a worker paused past its session while another
 takes over, and workers joining and leaving under load. Every move answered, nothing applied
 twice, `plylog audit` clean, every worker up."""
+
 from __future__ import annotations
 
 import threading
@@ -39,8 +40,9 @@ def test_a_worker_paused_past_its_session_cannot_roll_states_back(kafka_bootstra
         first.pause()  # most likely inside a batch of hundreds of records
         # Moves keep coming while it is paused and after: the second worker stores newer positions
         # after the late writes of the resumed one.
-        sender = threading.Thread(target=produce, args=(kafka_bootstrap, topics.moves, traffic[backlog:during],
-                                                        28.0 / (during - backlog)))
+        sender = threading.Thread(
+            target=produce, args=(kafka_bootstrap, topics.moves, traffic[backlog:during], 28.0 / (during - backlog))
+        )
         sender.start()
         time.sleep(SESSION_TIMEOUT_S * 1.6)
         first.resume()
@@ -62,8 +64,9 @@ def test_a_worker_paused_past_its_session_cannot_roll_states_back(kafka_bootstra
     assert_audit_clean(kafka_bootstrap, topics, traffic, tmp_path)
 
 
-def test_workers_join_leave_and_join_again_under_load_and_every_one_stays_up(kafka_bootstrap, contract_topics,
-                                                                             tmp_path):
+def test_workers_join_leave_and_join_again_under_load_and_every_one_stays_up(
+    kafka_bootstrap, contract_topics, tmp_path
+):
     """Scale out and in while moves arrive, with recoveries running while the assignment changes:
     a worker restarted under load is joined by a second one while it recovers; the second leaves
     and joins again. Every worker stays up."""

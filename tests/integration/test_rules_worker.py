@@ -1,5 +1,6 @@
 """The rules worker on the real broker: results equal the offline fold, bad input never stops
 it, SIGKILL loses and doubles nothing, and two workers share and hand over partitions."""
+
 from __future__ import annotations
 
 import base64
@@ -23,7 +24,14 @@ from services.common.moves_log import partition_of, read_topic
 from services.common.settings import Settings
 from services.rules.core import DEAD_LETTER_RAW_BYTES
 
-from .harness import crash_during, keep_topics_for_diagnosis, mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .harness import (
+    crash_during,
+    keep_topics_for_diagnosis,
+    mixed_bot_traffic,
+    produce,
+    rules_worker,
+    wait_until_answered,
+)
 
 pytestmark = pytest.mark.integration
 GAMES = list(GAME_MODULES)
@@ -61,7 +69,9 @@ def test_one_match_per_game_gives_exactly_the_offline_results(kafka_bootstrap, c
         got = sorted(emitted[match_id], key=lambda r: r["seq"])
         assert [{**r, "source": None} for r in got] == results, match_id
         assert got[-1]["view"]["status"] == "over"
-    outcomes = {orjson.loads(r.value)["match_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.outcomes)}
+    outcomes = {
+        orjson.loads(r.value)["match_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.outcomes)
+    }
     assert sorted(outcomes) == sorted(expected)
     for match_id, outcome in outcomes.items():
         assert outcome["outcome"] == expected[match_id][-1]["view"]["outcome"]
@@ -79,18 +89,33 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
         (b"k2", b'["a", "list"]'),
         (b"k3", b'"just a string"'),
         (b"someone-else", orjson.dumps({**valid_keyed, "event_id": "mis-keyed"})),
-        (valid_keyed["match_id"].encode(), orjson.dumps({**valid_keyed, "event_id": "unknown-action",
-                                                          "action": {"type": "teleport"}})),
-        (b"big", orjson.dumps({**valid_keyed, "match_id": "big", "event_id": "oversized",
-                               "action": {"type": "create", "pad": "x" * 70_000}})),
+        (
+            valid_keyed["match_id"].encode(),
+            orjson.dumps({**valid_keyed, "event_id": "unknown-action", "action": {"type": "teleport"}}),
+        ),
+        (
+            b"big",
+            orjson.dumps(
+                {
+                    **valid_keyed,
+                    "match_id": "big",
+                    "event_id": "oversized",
+                    "action": {"type": "create", "pad": "x" * 70_000},
+                }
+            ),
+        ),
         (b"k4", None),
     ]
     in_its_log = [  # unreadable records of the existing match, in its log: rejected with its seq and view
         (match_key, orjson.dumps({**orjson.loads(good[1]), "event_id": "extra-field", "colour": 1})),
         (match_key, orjson.dumps({**orjson.loads(good[1]), "event_id": "bool-seq", "expected_seq": True})),
     ]
-    records = bad + [(orjson.loads(r)["match_id"].encode(), r) for r in good[:3]] + in_its_log + \
-        [(orjson.loads(r)["match_id"].encode(), r) for r in good[3:]]
+    records = (
+        bad
+        + [(orjson.loads(r)["match_id"].encode(), r) for r in good[:3]]
+        + in_its_log
+        + [(orjson.loads(r)["match_id"].encode(), r) for r in good[3:]]
+    )
     worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
     try:
         produce(kafka_bootstrap, topics.moves, records)
@@ -101,7 +126,9 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
     letters = [orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.deadletter)]
     assert len(letters) == 4
     assert {letter["error"].split(":")[0] for letter in letters} >= {"malformed", "record has no value (a tombstone)"}
-    results = {orjson.loads(r.value)["event_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.results)}
+    results = {
+        orjson.loads(r.value)["event_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.results)
+    }
     assert results["mis-keyed"]["reason"]["code"] == "malformed"
     assert "key" in results["mis-keyed"]["reason"]["message"]
     assert results["unknown-action"]["reason"]["code"] in ("malformed", "unknown_match")
@@ -114,13 +141,16 @@ def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_boo
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
-def test_a_batch_kafka_cannot_take_stops_the_worker_and_a_restart_answers_it(kafka_bootstrap, contract_topics,
-                                                                           worker_home):
+def test_a_batch_kafka_cannot_take_stops_the_worker_and_a_restart_answers_it(
+    kafka_bootstrap, contract_topics, worker_home
+):
     """Kafka refusing for a reason that is not the record (here: the outcomes topic is gone when
     the first match ends) stops the worker rather than reading on past the batch; a restart, with
     the topic back, answers it."""
     topics = contract_topics(partitions=2)
-    records = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 2, seed=4, prefix="refused-")]
+    records = [
+        (orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 2, seed=4, prefix="refused-")
+    ]
     first_end = _first_ending(records)
     worker = rules_worker(kafka_bootstrap, topics, worker_home, PLYLOG_RULES_PRODUCE_TIMEOUT_S="3").start()
     try:
@@ -153,19 +183,24 @@ def test_records_kafka_refuses_for_their_size_never_stop_the_worker(kafka_bootst
     The worker stays up and answers what comes after."""
     topics = contract_topics(partitions=2)
     huge, big = b"\x01" * 760_000, b"[" * 30_000
-    good = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=8, prefix="after-")]
+    good = [
+        (orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=8, prefix="after-")
+    ]
     worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
     try:
         worker.wait_ready()
-        produce(kafka_bootstrap, topics.moves, [(b"huge", huge)] + good[:5])
+        produce(kafka_bootstrap, topics.moves, [(b"huge", huge), *good[:5]])
         wait_until_answered(kafka_bootstrap, topics, 6, workers=[worker])
         _set_topic_config(kafka_bootstrap, topics.deadletter, "max.message.bytes", "4000")
-        produce(kafka_bootstrap, topics.moves, [(b"big", big)] + good[5:])
+        produce(kafka_bootstrap, topics.moves, [(b"big", big), *good[5:]])
         wait_until_answered(kafka_bootstrap, topics, 7 + len(good[5:]), workers=[worker])
         assert worker.alive, worker.tail()
     finally:
         worker.stop()
-    letters = {orjson.loads(r.value)["raw_sha256"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.deadletter)}
+    letters = {
+        orjson.loads(r.value)["raw_sha256"]: orjson.loads(r.value)
+        for r in read_topic(kafka_bootstrap, topics.deadletter)
+    }
     first = letters[hashlib.sha256(huge).hexdigest()]
     assert first["raw_size"] == 760_000 and first["raw_truncated"] and len(base64.b64decode(first["raw_b64"])) == 65_536
     second = letters[hashlib.sha256(big).hexdigest()]
@@ -174,25 +209,30 @@ def test_records_kafka_refuses_for_their_size_never_stop_the_worker(kafka_bootst
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
-def test_records_with_a_key_as_large_as_kafka_allows_never_stop_the_worker(kafka_bootstrap, contract_topics,
-                                                                          worker_home):
+def test_records_with_a_key_as_large_as_kafka_allows_never_stop_the_worker(
+    kafka_bootstrap, contract_topics, worker_home
+):
     """A key of ~1 MB (Kafka lets a key be as large as a record): quoted whole in the rejection, or
     kept whole as the dead letter's key, the answer was over the producer's request size, which
     stopped the worker at every restart. Now the rejection quotes 100 characters of it and the
     dead letter keeps 64 KiB of it with its size and SHA-256."""
     topics = contract_topics(partitions=2)
     huge = b"k" * 1_010_000
-    good = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=9, prefix="after-")]
+    good = [
+        (orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=9, prefix="after-")
+    ]
     mis_keyed = orjson.dumps({**orjson.loads(good[0][1]), "event_id": "huge-key"})
     worker = rules_worker(kafka_bootstrap, topics, worker_home).start()
     try:
         worker.wait_ready()
-        produce(kafka_bootstrap, topics.moves, [(huge, mis_keyed), (huge, b"\x89 not JSON")] + good)
+        produce(kafka_bootstrap, topics.moves, [(huge, mis_keyed), (huge, b"\x89 not JSON"), *good])
         wait_until_answered(kafka_bootstrap, topics, 2 + len(good), workers=[worker])
         assert worker.alive, worker.tail()
     finally:
         worker.stop()
-    results = {orjson.loads(r.value)["event_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.results)}
+    results = {
+        orjson.loads(r.value)["event_id"]: orjson.loads(r.value) for r in read_topic(kafka_bootstrap, topics.results)
+    }
     assert results["huge-key"]["reason"]["code"] == "malformed"
     assert "(1010000 characters)" in results["huge-key"]["reason"]["message"]
     [letter] = read_topic(kafka_bootstrap, topics.deadletter)
@@ -201,12 +241,15 @@ def test_records_with_a_key_as_large_as_kafka_allows_never_stop_the_worker(kafka
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
-def test_a_record_a_librdkafka_client_put_on_another_partition_is_refused_naming_both(kafka_bootstrap, contract_topics,
-                                                                                    worker_home):
+def test_a_record_a_librdkafka_client_put_on_another_partition_is_refused_naming_both(
+    kafka_bootstrap, contract_topics, worker_home
+):
     """librdkafka's default partitioner (CRC32) puts a key elsewhere than Java's murmur2: the
     worker must not apply it (its match lives on its home partition) and says how to fix it."""
     topics = contract_topics(partitions=12)
-    records = [(orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=2, prefix="rd-")]
+    records = [
+        (orjson.loads(r)["match_id"].encode(), r) for r in random_match_records("strands", 1, seed=2, prefix="rd-")
+    ]
     key = records[0][0]
     home, crc = partition_of(key, 12), zlib.crc32(key) % 12
     assert home != crc, "pick a seed whose match id the two partitioners place apart"
@@ -225,7 +268,10 @@ def test_a_record_a_librdkafka_client_put_on_another_partition_is_refused_naming
         wait_until_answered(kafka_bootstrap, topics, 4, workers=[worker])
     finally:
         worker.stop()
-    results = {orjson.loads(r.value)["event_id"]: (r.partition, orjson.loads(r.value)) for r in read_topic(kafka_bootstrap, topics.results)}
+    results = {
+        orjson.loads(r.value)["event_id"]: (r.partition, orjson.loads(r.value))
+        for r in read_topic(kafka_bootstrap, topics.results)
+    }
     partition, refused = results["kcat-resign"]
     assert partition == crc and refused["status"] == "rejected" and refused["reason"]["code"] == "malformed"
     assert f"partition {crc}" in refused["reason"]["message"] and f"partition {home}" in refused["reason"]["message"]

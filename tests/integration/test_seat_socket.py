@@ -2,7 +2,9 @@
 with the projection and the results written by the test itself (no rules worker, no projector):
 who may open one and the close codes of those who may not, the live-stream cap shared with SSE,
 malformed messages answered without closing, the own result told from the updates, pending answers,
-the rate limit, a client too slow to read, and results taken early from plylog.results. Whole matches over sockets are in tests/e2e."""
+the rate limit, a client too slow to read, and results taken early from plylog.results. Whole matches
+over sockets are in tests/e2e."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +31,9 @@ class _Gateway(GatewayUnderTest):
     def project(self, match_id: str, seats=("alice", "bob"), seq: int = 1, **view) -> None:
         super().project(match_id, seats, seq, to_move=[0], **view)
 
-    def publish(self, match_id: str, seq: int, event_id: str = "", player: str = "", status: str = "accepted",
-                pad: int = 0) -> dict:
+    def publish(
+        self, match_id: str, seq: int, event_id: str = "", player: str = "", status: str = "accepted", pad: int = 0
+    ) -> dict:
         """Announce a result as the projector does (an accepted one is stored in the log first)."""
         entry = self.entry(seq, event_id, player)
         result = self.result(match_id, entry, status)
@@ -46,16 +49,32 @@ class _Gateway(GatewayUnderTest):
 
 @pytest.fixture
 def gateway(kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path):
-    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
-                         tmp_path, PLYLOG_RATE_PER_S="2", PLYLOG_RATE_BURST="4", PLYLOG_WAIT_TIMEOUT_S="2",
-                         PLYLOG_STREAMS_PER_CLIENT="3", PLYLOG_SOCKET_QUEUE="8",
-                         PLYLOG_TIMEKEEPER_INTERVAL_S="0") as running:
+    with running_gateway(
+        _Gateway,
+        kafka_bootstrap,
+        contract_topics(partitions=2),
+        2,
+        redis_db_url,
+        redis_client,
+        tmp_path,
+        PLYLOG_RATE_PER_S="2",
+        PLYLOG_RATE_BURST="4",
+        PLYLOG_WAIT_TIMEOUT_S="2",
+        PLYLOG_STREAMS_PER_CLIENT="3",
+        PLYLOG_SOCKET_QUEUE="8",
+        PLYLOG_TIMEKEEPER_INTERVAL_S="0",
+    ) as running:
         yield running
 
 
 def moves(gateway: _Gateway, expect: int, timeout: float = 15.0) -> list[dict]:
-    consumer = KafkaConsumer(gateway.topics.moves, bootstrap_servers=gateway.bootstrap, group_id=None,
-                             auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer = KafkaConsumer(
+        gateway.topics.moves,
+        bootstrap_servers=gateway.bootstrap,
+        group_id=None,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
     got: list[dict] = []
     deadline = time.monotonic() + timeout
     try:
@@ -76,7 +95,11 @@ def test_who_may_open_a_seat_socket_and_the_close_codes_of_those_who_may_not(gat
     cases = [
         (dict(), 4401, "unauthorized"),  # no credential
         (dict(token="m-ws.0.forged"), 4401, "unauthorized"),
-        (dict(token=SeatTokens(b"another-secret-xyz").issue("m-ws", 0)), 4401, "unauthorized"),  # another installation's
+        (
+            dict(token=SeatTokens(b"another-secret-xyz").issue("m-ws", 0)),
+            4401,
+            "unauthorized",
+        ),  # another installation's
         (dict(token="g1.bm9ib2R5.forged"), 4401, "unauthorized"),
         (dict(token=TOKENS.issue("m-other", 0)), 4403, "forbidden"),  # another match's token
         (dict(token=stranger["token"]), 4403, "forbidden"),  # someone else's credential: holds no seat here
@@ -92,9 +115,21 @@ def test_who_may_open_a_seat_socket_and_the_close_codes_of_those_who_may_not(gat
     # those who may: a seat token, the seat's player credential, the token as a browser sends it
     with open_socket(url, "m-ws", TOKENS.issue("m-ws", 1)) as socket:
         hello = receive(socket)
-    assert hello == {"type": "hello", "match_id": "m-ws", "seat": 1, "player": "bob", "seq": 1,
-                     "view": {"match_id": "m-ws", "game": "strands", "seats": [guest["player"], "bob"],
-                              "status": "active", "seq": 1, "to_move": [0]}}
+    assert hello == {
+        "type": "hello",
+        "match_id": "m-ws",
+        "seat": 1,
+        "player": "bob",
+        "seq": 1,
+        "view": {
+            "match_id": "m-ws",
+            "game": "strands",
+            "seats": [guest["player"], "bob"],
+            "status": "active",
+            "seq": 1,
+            "to_move": [0],
+        },
+    }
     with open_socket(url, "m-ws", guest["token"]) as socket:
         assert receive(socket)["seat"] == 0
     with open_socket(url, "m-ws", subprotocols=["plylog.v1", "bearer." + TOKENS.issue("m-ws", 0)]) as socket:
@@ -108,18 +143,29 @@ def test_who_may_open_a_seat_socket_and_the_close_codes_of_those_who_may_not(gat
     assert 'plylog_gateway_socket_closes_total{code="4403"} 3.0' in metrics
 
 
-def test_sockets_are_not_compressed_unless_deflate_is_turned_on(gateway, kafka_bootstrap, contract_topics,
-                                                                redis_db_url, redis_client, tmp_path):
+def test_sockets_are_not_compressed_unless_deflate_is_turned_on(
+    gateway, kafka_bootstrap, contract_topics, redis_db_url, redis_client, tmp_path
+):
     """The client offers permessage-deflate (the websockets package does by default): the gateway
     declines it unless PLYLOG_SOCKET_DEFLATE=1, and its messages read the same either way."""
+
     def extensions(running: _Gateway) -> tuple[str, int]:
         running.project("m-zip")
         with open_socket(running.url, "m-zip", TOKENS.issue("m-zip", 1)) as socket:
             return socket.response.headers.get("Sec-WebSocket-Extensions", ""), receive(socket)["seq"]
 
     assert extensions(gateway) == ("", 1)
-    with running_gateway(_Gateway, kafka_bootstrap, contract_topics(partitions=2), 2, redis_db_url, redis_client,
-                         tmp_path / "deflate", PLYLOG_SOCKET_DEFLATE="1", PLYLOG_TIMEKEEPER_INTERVAL_S="0") as zipping:
+    with running_gateway(
+        _Gateway,
+        kafka_bootstrap,
+        contract_topics(partitions=2),
+        2,
+        redis_db_url,
+        redis_client,
+        tmp_path / "deflate",
+        PLYLOG_SOCKET_DEFLATE="1",
+        PLYLOG_TIMEKEEPER_INTERVAL_S="0",
+    ) as zipping:
         offered, seq = extensions(zipping)
     assert offered.startswith("permessage-deflate") and seq == 1, offered
 
@@ -184,8 +230,17 @@ def test_own_results_are_told_from_updates_once_each_and_late_ones_come_pending(
         # no result in time (PLYLOG_WAIT_TIMEOUT_S=2): pending, and the result comes later as an update
         socket.send(orjson.dumps({"action": {"type": "resign"}, "event_id": "slow-1"}))
         pending = receive(socket, timeout=10)
-        assert pending == {"type": "result", "status": "pending", "match_id": "m-own", "event_id": "slow-1",
-                           "message": pending["message"]} and "update" in pending["message"]
+        assert (
+            pending
+            == {
+                "type": "result",
+                "status": "pending",
+                "match_id": "m-own",
+                "event_id": "slow-1",
+                "message": pending["message"],
+            }
+            and "update" in pending["message"]
+        )
         late = gateway.publish("m-own", 4, "slow-1", "alice")
         assert receive(socket) == {"type": "update", **late}
         # a rejection of its own action comes once, as its result
@@ -236,10 +291,25 @@ def test_a_client_too_slow_to_read_is_closed_with_1013(gateway):
 
 def accepted_result(match_id: str, seq: int, event_id: str, player: str) -> dict:
     """A result record as the rules worker writes it to plylog.results (every field checked)."""
-    return {"v": 1, "event_id": event_id, "match_id": match_id, "player": player, "status": "accepted", "seq": seq,
-            "duplicate": False, "at": "2026-11-29T22:00:01.000Z", "events": [{"type": "marker", "n": seq}],
-            "view": {"match_id": match_id, "game": "strands", "seats": ["alice", "bob"], "status": "active",
-                     "seq": seq, "to_move": [seq % 2]}}
+    return {
+        "v": 1,
+        "event_id": event_id,
+        "match_id": match_id,
+        "player": player,
+        "status": "accepted",
+        "seq": seq,
+        "duplicate": False,
+        "at": "2026-11-29T22:00:01.000Z",
+        "events": [{"type": "marker", "n": seq}],
+        "view": {
+            "match_id": match_id,
+            "game": "strands",
+            "seats": ["alice", "bob"],
+            "status": "active",
+            "seq": seq,
+            "to_move": [seq % 2],
+        },
+    }
 
 
 def test_a_socket_takes_results_from_the_topic_before_the_projector_each_once_in_seq_order(gateway):
@@ -266,8 +336,16 @@ def test_a_socket_takes_results_from_the_topic_before_the_projector_each_once_in
             produce(b"not json")
             produce(orjson.dumps(accepted_result("m-early", 3, "forged", "bob")), key=b"m-other")
             produce(orjson.dumps({**accepted_result("m-early", 3, "bad-seq", "bob"), "seq": "3"}))
-            rejected = {"v": 1, "event_id": "bob-x", "match_id": "m-early", "player": "bob", "status": "rejected",
-                        "seq": 2, "events": [], "reason": {"code": "illegal", "message": "no"}}
+            rejected = {
+                "v": 1,
+                "event_id": "bob-x",
+                "match_id": "m-early",
+                "player": "bob",
+                "status": "rejected",
+                "seq": 2,
+                "events": [],
+                "reason": {"code": "illegal", "message": "no"},
+            }
             produce(orjson.dumps(rejected))
             assert receive(socket) == {"type": "update", **rejected}
             gateway.redis.publish(gateway.keys.live("m-early"), orjson.dumps(rejected))  # announced too: once

@@ -61,8 +61,7 @@ async def test_plylogs_own_producers_put_a_match_on_its_home_partition(kafka_boo
 def test_contract_topics_helper(kafka_bootstrap, contract_topics):
     topics = contract_topics(partitions=5)
     counts = kafka_admin.partition_counts(kafka_bootstrap, topics.all())
-    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1,
-                      topics.deadletter: 5}
+    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1, topics.deadletter: 5}
     assert kafka_admin.topic_configs(kafka_bootstrap, topics.moves)["retention.ms"] == "-1"
     # Creating them again is a no-op.
     again = kafka_admin.ensure_contract_topics(kafka_bootstrap, topics.prefix, 5)
@@ -80,14 +79,14 @@ def test_stack_contract_topics_exist(kafka_bootstrap, plylog_stack):
         prefix, partitions = s.topic_prefix, s.partitions
     t = Topics(prefix)
     counts = kafka_admin.partition_counts(kafka_bootstrap, t.all())
-    assert counts == {t.moves: partitions, t.results: partitions, t.outcomes: 1,
-                      t.deadletter: partitions}
+    assert counts == {t.moves: partitions, t.results: partitions, t.outcomes: 1, t.deadletter: partitions}
     assert kafka_admin.topic_configs(kafka_bootstrap, t.moves).get("retention.ms") == "-1"
 
 
 def _plylog(args: list[str], env: dict[str, str], timeout: float = 240):
-    return subprocess.run([sys.executable, "-m", "services.cli.main", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "services.cli.main", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _pids(home: Path) -> dict[str, int]:
@@ -100,8 +99,10 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return Path(f"/proc/{pid}/stat").is_file() and \
-        Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return (
+        Path(f"/proc/{pid}/stat").is_file()
+        and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    )
 
 
 def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, tmp_path):
@@ -123,19 +124,26 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
         from services.cli._proc import free_port
 
         home = tmp_path / "plylog-home"
-        ports = {"PLYLOG_KAFKA_PORT": free_port(), "PLYLOG_KAFKA_CONTROLLER_PORT": free_port(),
-                 "PLYLOG_REDIS_PORT": free_port(), "PLYLOG_GATEWAY_PORT": free_port()}
+        ports = {
+            "PLYLOG_KAFKA_PORT": free_port(),
+            "PLYLOG_KAFKA_CONTROLLER_PORT": free_port(),
+            "PLYLOG_REDIS_PORT": free_port(),
+            "PLYLOG_GATEWAY_PORT": free_port(),
+        }
         env.update({k: str(v) for k, v in ports.items()})
         env.update(PLYLOG_HOME=str(home), PLYLOG_PARTITIONS="2")
     else:
         home = Path(plylog_stack["home"])
         cfg = plylog_stack["settings"]
-        env.update(PLYLOG_HOME=str(home), PLYLOG_KAFKA_PORT=str(cfg["kafka_port"]),
-                   PLYLOG_KAFKA_CONTROLLER_PORT=str(cfg["controller_port"]),
-                   PLYLOG_REDIS_PORT=str(cfg["redis_port"]),
-                   PLYLOG_GATEWAY_PORT=str(cfg["gateway_port"]),
-                   PLYLOG_TOPIC_PREFIX=cfg["topic_prefix"],
-                   PLYLOG_PARTITIONS=str(cfg["partitions"]))
+        env.update(
+            PLYLOG_HOME=str(home),
+            PLYLOG_KAFKA_PORT=str(cfg["kafka_port"]),
+            PLYLOG_KAFKA_CONTROLLER_PORT=str(cfg["controller_port"]),
+            PLYLOG_REDIS_PORT=str(cfg["redis_port"]),
+            PLYLOG_GATEWAY_PORT=str(cfg["gateway_port"]),
+            PLYLOG_TOPIC_PREFIX=cfg["topic_prefix"],
+            PLYLOG_PARTITIONS=str(cfg["partitions"]),
+        )
     before = _pids(home) if not own else None
     try:
         first = _plylog(["up", "--infra-only"], env)
@@ -143,8 +151,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
         pids1 = _pids(home)
         assert {"kafka", "redis"} <= set(pids1)
         if before is not None:
-            assert {k: pids1[k] for k in ("kafka", "redis")} == \
-                {k: before[k] for k in ("kafka", "redis")}
+            assert {k: pids1[k] for k in ("kafka", "redis")} == {k: before[k] for k in ("kafka", "redis")}
             assert "nothing new started" in first.stdout, first.stdout
 
         second = _plylog(["up", "--infra-only"], env)
@@ -152,8 +159,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
         assert "nothing new started" in second.stdout, second.stdout
         assert "already running" in second.stdout
         pids2 = _pids(home)
-        assert {k: pids2[k] for k in ("kafka", "redis")} == \
-            {k: pids1[k] for k in ("kafka", "redis")}
+        assert {k: pids2[k] for k in ("kafka", "redis")} == {k: pids1[k] for k in ("kafka", "redis")}
         assert all(_alive(p) for p in pids2.values())
 
         status = _plylog(["status", "--json", "--check"], env)
@@ -173,11 +179,14 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
 def _temp_env(tmp_path: Path) -> dict[str, str]:
     from services.cli._proc import free_port
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL")}
-    env.update(PLYLOG_HOME=str(tmp_path / "home"),
-               PLYLOG_KAFKA_PORT=str(free_port()), PLYLOG_KAFKA_CONTROLLER_PORT=str(free_port()),
-               PLYLOG_REDIS_PORT=str(free_port()), PLYLOG_GATEWAY_PORT=str(free_port()))
+    env = {k: v for k, v in os.environ.items() if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL")}
+    env.update(
+        PLYLOG_HOME=str(tmp_path / "home"),
+        PLYLOG_KAFKA_PORT=str(free_port()),
+        PLYLOG_KAFKA_CONTROLLER_PORT=str(free_port()),
+        PLYLOG_REDIS_PORT=str(free_port()),
+        PLYLOG_GATEWAY_PORT=str(free_port()),
+    )
     return env
 
 
@@ -193,7 +202,7 @@ def test_down_never_kills_a_process_that_is_not_ours(tmp_path):
     try:
         rec = record_for("rules-1", victim.pid, "time.sleep", tmp_path / "x.log")
         assert rec is not None
-        impostor = dict(rec.to_json(), starttime=rec.starttime + 1)   # "same pid, other process"
+        impostor = dict(rec.to_json(), starttime=rec.starttime + 1)  # "same pid, other process"
         (run / "rules-1.json").write_text(json.dumps(impostor))
         down = _plylog(["down"], env, timeout=60)
         assert down.returncode == 0, down.stdout + down.stderr

@@ -5,6 +5,7 @@ from/to/bird squares, bird omitted or not), biased towards near-legal ones: own 
 destinations within 3 steps, birds of the arrival's mark count. legal_actions enumerates
 every legal action of that space, so "accepted iff listed" is a real check.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,8 +20,12 @@ def _near(start: int, rng: random.Random) -> int:
     for _ in range(30):
         r, f = rank + rng.randint(-3, 3), file + rng.randint(-3, 3)
         distance = abs(r - rank) + abs(f - file)
-        if 0 <= r < 6 and 0 <= f < 6 and 0 < distance <= 3 and (rng.random() < 0.2 or (n - distance) % 2 == 0
-                                                                  and distance <= n):
+        if (
+            0 <= r < 6
+            and 0 <= f < 6
+            and 0 < distance <= 3
+            and (rng.random() < 0.2 or ((n - distance) % 2 == 0 and distance <= n))
+        ):
             return r * 6 + f
     return rng.randrange(36)
 

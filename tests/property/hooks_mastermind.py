@@ -5,6 +5,7 @@ use the one salt the listing uses, commit uses the listed commitment (any other 
 commitment would be legal but unlisted), and the rest are codes or feedback shapes around
 the valid ones, plus actions of the wrong kind for the phase, the mode or the seat.
 """
+
 from __future__ import annotations
 
 import random
@@ -23,12 +24,14 @@ def candidate(board: MastermindState, seat: int, rng: random.Random) -> dict:
     settings = board.settings
     kind = rng.random()
     if kind < 0.15:  # an action of another phase, mode or role
-        return rng.choice([
-            {"type": "set_code", "code": _code(board, rng), "salt": listing_salt(board)},
-            {"type": "guess", "code": _code(board, rng)},
-            {"type": "feedback", "black": 0, "white": 0},
-            {"type": "reveal", "code": _code(board, rng), "salt": reveal_salt(board)},
-        ])
+        return rng.choice(
+            [
+                {"type": "set_code", "code": _code(board, rng), "salt": listing_salt(board)},
+                {"type": "guess", "code": _code(board, rng)},
+                {"type": "feedback", "black": 0, "white": 0},
+                {"type": "reveal", "code": _code(board, rng), "salt": reveal_salt(board)},
+            ]
+        )
     phase = board.phase
     if phase == "code":
         if settings.feedback == "auto":
@@ -36,12 +39,22 @@ def candidate(board: MastermindState, seat: int, rng: random.Random) -> dict:
         code, salt = bot_secret(board, 0)
         return {"type": "commit", "commitment": commitment_of(board.match_id, board.round, board.attempt, code, salt)}
     if phase == "feedback":
-        return {"type": "feedback", "black": rng.randint(-1, settings.pegs + 1), "white": rng.randint(-1, settings.pegs + 1)}
+        return {
+            "type": "feedback",
+            "black": rng.randint(-1, settings.pegs + 1),
+            "white": rng.randint(-1, settings.pegs + 1),
+        }
     if phase == "reveal":
         return {"type": "reveal", "code": _code(board, rng), "salt": reveal_salt(board)}
     return {"type": "guess", "code": _code(board, rng)}
 
 
 def canonical(action: dict) -> tuple:
-    return (action["type"], tuple(action.get("code", ())), action.get("salt"),
-            action.get("commitment", "").lower(), action.get("black"), action.get("white"))
+    return (
+        action["type"],
+        tuple(action.get("code", ())),
+        action.get("salt"),
+        action.get("commitment", "").lower(),
+        action.get("black"),
+        action.get("white"),
+    )

@@ -4,6 +4,7 @@ Candidates come only from spaces `legal_actions` lists in full: bids and passes,
 without params (plus unknown ids), single-stone setups, end_setup, roles, single placements in
 either colour, decline_free — each sometimes in the wrong phase or on a bad cell.
 """
+
 from __future__ import annotations
 
 import random
@@ -32,9 +33,12 @@ def candidate(board: MindNinjaState, seat: int, rng: random.Random) -> dict:
         if rng.random() < 0.2:
             return {"type": "pass"}
         high = -1 if board.high_bid is None else board.high_bid
-        return {"type": "bid", "value": rng.choice([high - 1, high, high + 1, high + 2, rng.randint(-2, cell_count(board.side) + 2)])}
+        return {
+            "type": "bid",
+            "value": rng.choice([high - 1, high, high + 1, high + 2, rng.randint(-2, cell_count(board.side) + 2)]),
+        }
     if phase == "pattern":
-        return {"type": "choose_pattern", "pattern": {"id": rng.choice(CATALOGUE_IDS + ("gomoku", "custom", "Hex"))}}
+        return {"type": "choose_pattern", "pattern": {"id": rng.choice((*CATALOGUE_IDS, "gomoku", "custom", "Hex"))}}
     if phase == "setup":
         if rng.random() < 0.15:
             return {"type": "end_setup"}

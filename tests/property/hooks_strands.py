@@ -1,4 +1,5 @@
 """Strands hooks for the generic game properties."""
+
 from __future__ import annotations
 
 import random

@@ -8,6 +8,7 @@ worker folds them):
   (the rules check both at the reveal: an indication error would show either failing), and
   its secret can be derived again from (key, match, round, attempt) alone.
 """
+
 from __future__ import annotations
 
 import random
@@ -42,8 +43,16 @@ def reach(game: str, options: dict, seed: int, plies: int) -> MatchState:
 
 
 def fold_accepts(state: MatchState, seat: int, action: dict) -> dict:
-    raw = orjson.dumps({"v": 1, "event_id": "bot-probe", "match_id": state.match_id, "player": state.seats[seat],
-                        "at": "2026-11-30T00:00:00Z", "action": action})
+    raw = orjson.dumps(
+        {
+            "v": 1,
+            "event_id": "bot-probe",
+            "match_id": state.match_id,
+            "player": state.seats[seat],
+            "at": "2026-11-30T00:00:00Z",
+            "action": action,
+        }
+    )
     return step(state, read(raw)).result
 
 
@@ -60,14 +69,19 @@ def test_every_bot_acts_legally_and_deterministically(case, seed, plies, data):
     assert bot.choose(state, seat, random.Random(seed), TINY) == action
 
 
-MANUAL = [{"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 5},
-          {"feedback": "manual", "pegs": 4, "colors": 6, "repeats": False},
-          {"feedback": "auto", "pegs": 2, "colors": 5, "max_distinct": 1}]
+MANUAL = [
+    {"feedback": "manual", "pegs": 3, "colors": 4, "max_rows": 5},
+    {"feedback": "manual", "pegs": 4, "colors": 6, "repeats": False},
+    {"feedback": "auto", "pegs": 2, "colors": 5, "max_distinct": 1},
+]
 
 
-@given(options=st.sampled_from(MANUAL), seed=st.integers(0, 2**32 - 1),
-       bots=st.tuples(st.sampled_from(bot_ids("mastermind")), st.sampled_from(bot_ids("mastermind"))),
-       key=st.binary(min_size=0, max_size=16))
+@given(
+    options=st.sampled_from(MANUAL),
+    seed=st.integers(0, 2**32 - 1),
+    bots=st.tuples(st.sampled_from(bot_ids("mastermind")), st.sampled_from(bot_ids("mastermind"))),
+    key=st.binary(min_size=0, max_size=16),
+)
 @PROPERTY_SETTINGS
 def test_the_codemaker_commits_answers_and_reveals_truthfully(options, seed, bots, key):
     players = (make_bot(bots[0], secret_key=key), make_bot(bots[1], secret_key=key))
@@ -77,10 +91,13 @@ def test_the_codemaker_commits_answers_and_reveals_truthfully(options, seed, bot
     assert final.board.penalties == (0, 0)
     for finished in final.board.tries:
         assert finished.error is None
-        assert commitment_of(final.match_id, finished.round, finished.attempt, finished.code,
-                             finished.salt) == finished.commitment
-        probe = MastermindState(match_id=final.match_id, settings=final.board.settings,
-                                round=finished.round, attempt=finished.attempt)
+        assert (
+            commitment_of(final.match_id, finished.round, finished.attempt, finished.code, finished.salt)
+            == finished.commitment
+        )
+        probe = MastermindState(
+            match_id=final.match_id, settings=final.board.settings, round=finished.round, attempt=finished.attempt
+        )
         assert Codemaker(key).secret(probe) == (finished.code, finished.salt)
         assert 16 <= len(finished.salt) <= 128
 
@@ -89,10 +106,21 @@ def test_the_codemaker_commits_answers_and_reveals_truthfully(options, seed, bot
 @settings(max_examples=20, deadline=None)
 def test_secrets_depend_on_the_key_and_the_try(seed):
     rng = random.Random(seed)
-    board = MastermindState(match_id=f"m{seed}", settings=Settings(pegs=6, colors=10, repeats=True, max_distinct=None,
-                                                                  max_rows=12, rounds=2, feedback="manual",
-                                                                  unsolved_penalty=2),
-                            round=rng.randint(1, 4), attempt=rng.randint(1, 3))
+    board = MastermindState(
+        match_id=f"m{seed}",
+        settings=Settings(
+            pegs=6,
+            colors=10,
+            repeats=True,
+            max_distinct=None,
+            max_rows=12,
+            rounds=2,
+            feedback="manual",
+            unsolved_penalty=2,
+        ),
+        round=rng.randint(1, 4),
+        attempt=rng.randint(1, 3),
+    )
     mine, other = Codemaker(b"key one"), Codemaker(b"key two")
     assert mine.secret(board) == Codemaker(b"key one").secret(board)
     assert mine.secret(board) != other.secret(board)

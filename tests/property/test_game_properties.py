@@ -13,6 +13,7 @@ Per game, `tests/property/hooks_<game>.py` supplies `candidate(board, seat, rng)
 often illegal, action) and `canonical(action)` (a hashable form that ignores order where the
 rules do).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -65,7 +66,7 @@ def test_random_playouts_end_and_fold_consistently(game, option_index, seed):
     assert played.state.outcome["winner"] in (0, 1, None)
 
     previous = None
-    for raw, taken in zip(played.records, played.steps):
+    for raw, taken in zip(played.records, played.steps, strict=False):
         state = taken.state
         # JSON round trip, exactly.
         assert MatchState.from_json(orjson.loads(orjson.dumps(state.to_json()))) == state
@@ -135,13 +136,21 @@ def test_legal_actions_agree_with_decide(game, option_index, seed):
 
 
 def _try(state: MatchState, player: str, action: dict) -> dict:
-    raw = orjson.dumps({"v": 1, "event_id": "probe", "match_id": state.match_id, "player": player,
-                        "at": "2026-11-29T23:00:00Z", "action": action})
+    raw = orjson.dumps(
+        {
+            "v": 1,
+            "event_id": "probe",
+            "match_id": state.match_id,
+            "player": player,
+            "at": "2026-11-29T23:00:00Z",
+            "action": action,
+        }
+    )
     return step(state, read(raw)).result
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False) | st.text(max_size=12),
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -154,11 +163,20 @@ def test_garbage_is_rejected_never_raised(game, data):
     match = Match("g1")
     match.create(game, GAME_OPTIONS[game][0])
     state = match.state
-    action_types = sorted(state.rules._action_types) + ["create", "join", "resign", "abort", "claim_timeout", "nope"]
-    fuzzed_action = data.draw(st.dictionaries(st.text(max_size=8), json_values, max_size=4)
-                              .map(lambda d: {**d, "type": data.draw(st.sampled_from(action_types))}))
-    envelope = {"v": 1, "event_id": "x1", "match_id": "g1", "player": data.draw(st.sampled_from(["alice", "bob", "eve"])),
-                "at": "2026-11-29T22:30:00Z", "action": fuzzed_action}
+    action_types = [*sorted(state.rules._action_types), "create", "join", "resign", "abort", "claim_timeout", "nope"]
+    fuzzed_action = data.draw(
+        st.dictionaries(st.text(max_size=8), json_values, max_size=4).map(
+            lambda d: {**d, "type": data.draw(st.sampled_from(action_types))}
+        )
+    )
+    envelope = {
+        "v": 1,
+        "event_id": "x1",
+        "match_id": "g1",
+        "player": data.draw(st.sampled_from(["alice", "bob", "eve"])),
+        "at": "2026-11-29T22:30:00Z",
+        "action": fuzzed_action,
+    }
     mutation = data.draw(st.sampled_from(["none", "drop", "extra", "retype", "raw"]))
     if mutation == "drop":
         envelope.pop(data.draw(st.sampled_from(sorted(envelope))))
@@ -170,6 +188,15 @@ def test_garbage_is_rejected_never_raised(game, data):
     result = match.replayer.feed(raw).result
     ResultRecord.model_validate(result)
     if result["status"] == "rejected":
-        assert result["reason"]["code"] in ("malformed", "illegal", "not_seated", "not_your_turn", "match_exists",
-                                            "already_seated", "not_timed_out", "unknown_match", "stale")
+        assert result["reason"]["code"] in (
+            "malformed",
+            "illegal",
+            "not_seated",
+            "not_your_turn",
+            "match_exists",
+            "already_seated",
+            "not_timed_out",
+            "unknown_match",
+            "stale",
+        )
         assert result["reason"]["message"]

@@ -3,6 +3,7 @@ brute-force path enumeration (every sequence of N orthogonal directions) for mov
 mana/disobey rule, drops and bird squares. Checked at random positions (hypothesis) and at
 positions of random matches; plus invariants along random playouts.
 """
+
 from __future__ import annotations
 
 import random
@@ -75,7 +76,7 @@ def ref_legal(state: ManaState) -> set[tuple]:
         for d in range(36):
             if board[d] != "." or (blocks and bird == d):
                 continue
-            after = board[:d] + own[1] + board[d + 1:]
+            after = board[:d] + own[1] + board[d + 1 :]
             for b in ref_birds(after, d):
                 legal.add(("drop", None, None, NAMES[d], None if b is None else NAMES[b]))
     return legal
@@ -87,16 +88,21 @@ def positions(draw) -> ManaState:
     white_ronin = draw(st.integers(0, 5))
     squares = draw(st.permutations(range(36)))
     board = ["."] * 36
-    cells = squares[:2 + black_ronin + white_ronin]
+    cells = squares[: 2 + black_ronin + white_ronin]
     board[cells[0]], board[cells[1]] = "D", "d"
-    for i in cells[2:2 + black_ronin]:
+    for i in cells[2 : 2 + black_ronin]:
         board[i] = "R"
-    for i in cells[2 + black_ronin:]:
+    for i in cells[2 + black_ronin :]:
         board[i] = "r"
-    bird = draw(st.one_of(st.none(), st.sampled_from(squares[len(cells):])))
+    bird = draw(st.one_of(st.none(), st.sampled_from(squares[len(cells) :])))
     reserves = (draw(st.integers(0, 5 - black_ronin)), draw(st.integers(0, 5 - white_ronin)))
-    return position("".join(board), bird=None if bird is None else NAMES[bird], turn=draw(st.integers(0, 1)),
-                    reserves=reserves, bird_blocks=draw(st.booleans()))
+    return position(
+        "".join(board),
+        bird=None if bird is None else NAMES[bird],
+        turn=draw(st.integers(0, 1)),
+        reserves=reserves,
+        bird_blocks=draw(st.booleans()),
+    )
 
 
 def accepts(state: ManaState, action: dict) -> bool:
@@ -118,8 +124,15 @@ def test_legal_actions_equal_the_brute_force_reference(state):
     assert GAME.has_action(state) == bool(reference)
     mana = None if state.bird is None else MARKS[NAMES.index(state.bird)]
     own = "DR" if state.turn == 0 else "dr"
-    obeying = any(MARKS[i] == mana and ref_destinations(state.board, NAMES.index(state.bird), state.bird_blocks, i)
-                  for i, c in enumerate(state.board) if c in own) if mana else False
+    obeying = (
+        any(
+            MARKS[i] == mana and ref_destinations(state.board, NAMES.index(state.bird), state.bird_blocks, i)
+            for i, c in enumerate(state.board)
+            if c in own
+        )
+        if mana
+        else False
+    )
     assert state.disobey == (not obeying)
 
 
@@ -150,8 +163,9 @@ def test_invariants_along_random_matches(seed, blocks):
             continue
         for seat, (daimyo, ronin) in enumerate((("D", "R"), ("d", "r"))):
             assert state.board.count(ronin) + state.reserves[seat] == 5
-            assert state.board.count(daimyo) == 1 or (state.phase == "over" and state.reason == "daimyo_captured"
-                                                      and state.winner == 1 - seat)
+            assert state.board.count(daimyo) == 1 or (
+                state.phase == "over" and state.reason == "daimyo_captured" and state.winner == 1 - seat
+            )
         if state.bird is not None:
             assert state.board[NAMES.index(state.bird)] == ".", "the bird never sits under a piece"
         assert view["mana"] == (None if state.bird is None else MARKS[NAMES.index(state.bird)])

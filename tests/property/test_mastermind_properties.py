@@ -1,6 +1,7 @@
 """Mastermind properties (hypothesis): feedback against a naive reference, no secret before its
 reveal anywhere public, manual play with honest feedback scores exactly like auto play, and
 score bookkeeping over random (manual: sometimes lying) playouts."""
+
 from __future__ import annotations
 
 import random
@@ -16,7 +17,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 
 def reference_feedback(secret: list[int], guess: list[int]) -> tuple[int, int]:
-    black = sum(1 for s, g in zip(secret, guess) if s == g)
+    black = sum(1 for s, g in zip(secret, guess, strict=False) if s == g)
     common = sum(min(secret.count(c), guess.count(c)) for c in set(secret) | set(guess))
     return black, common - black
 
@@ -42,8 +43,14 @@ def test_feedback_matches_the_definition_and_its_shape_rules(pair):
 
 
 # --- no leaks ------------------------------------------------------------------------------------------
-LEAK_OPTIONS = [{}, {"pegs": 3}, {"pegs": 3, "colors": 4, "max_rows": 3}, {"repeats": False, "rounds": 4},
-                {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 4}, {"pegs": 8, "colors": 10, "max_rows": 2}]
+LEAK_OPTIONS = [
+    {},
+    {"pegs": 3},
+    {"pegs": 3, "colors": 4, "max_rows": 3},
+    {"repeats": False, "rounds": 4},
+    {"pegs": 5, "colors": 8, "max_distinct": 3, "max_rows": 4},
+    {"pegs": 8, "colors": 10, "max_rows": 2},
+]
 
 
 def _forms(code: str) -> list[bytes]:
@@ -104,21 +111,30 @@ def test_no_result_view_or_event_shows_a_secret_before_its_reveal(options, seed)
 
 # --- manual with honest feedback == auto --------------------------------------------------------------
 @SETTINGS
-@given(options=st.sampled_from([{}, {"pegs": 3}, {"repeats": False, "rounds": 4}, {"pegs": 5, "colors": 7, "max_rows": 5}]),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    options=st.sampled_from(
+        [{}, {"pegs": 3}, {"repeats": False, "rounds": 4}, {"pegs": 5, "colors": 7, "max_rows": 5}]
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_manual_play_with_honest_feedback_scores_exactly_like_auto(options, seed):
     auto = random_playout("mastermind", options, seed, match_id="same")
     manual = Match("same")
     manual.create("mastermind", {**options, "feedback": "manual"})
     secrets = {}
-    for raw, taken in zip(auto.records[1:], auto.steps[1:]):
+    for raw, _taken in zip(auto.records[1:], auto.steps[1:], strict=False):
         record = orjson.loads(raw)
         action, player = record["action"], record["player"]
         if action["type"] == "set_code":
             board = manual.state.board
             secrets[board.round] = (as_code(action["code"]), action["salt"])
-            manual.ok(player, {"type": "commit", "commitment": commitment_of("same", board.round, board.attempt,
-                                                                            *secrets[board.round])})
+            manual.ok(
+                player,
+                {
+                    "type": "commit",
+                    "commitment": commitment_of("same", board.round, board.attempt, *secrets[board.round]),
+                },
+            )
             continue
         manual.ok(player, action)
         board = manual.state.board
@@ -132,18 +148,33 @@ def test_manual_play_with_honest_feedback_scores_exactly_like_auto(options, seed
     def game_events(match, kinds):
         return [e for s in match.steps for e in s.result["events"] if e["type"] in kinds]
 
-    kinds = {"secret_committed", "guessed", "feedback_given", "secret_revealed", "round_scored", "round_started",
-             "indication_error"}
+    kinds = {
+        "secret_committed",
+        "guessed",
+        "feedback_given",
+        "secret_revealed",
+        "round_scored",
+        "round_started",
+        "indication_error",
+    }
     assert game_events(manual, kinds) == game_events(auto, kinds)
     assert manual.state.outcome == auto.state.outcome
 
 
 # --- bookkeeping over random playouts ---------------------------------------------------------------------
 @SETTINGS
-@given(options=st.sampled_from([{}, {"feedback": "manual"}, {"feedback": "manual", "pegs": 3, "max_rows": 3},
-                                {"feedback": "manual", "rounds": 4, "repeats": False, "max_rows": 6},
-                                {"pegs": 2, "colors": 3, "max_rows": 1, "unsolved_penalty": 7}]),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    options=st.sampled_from(
+        [
+            {},
+            {"feedback": "manual"},
+            {"feedback": "manual", "pegs": 3, "max_rows": 3},
+            {"feedback": "manual", "rounds": 4, "repeats": False, "max_rows": 6},
+            {"pegs": 2, "colors": 3, "max_rows": 1, "unsolved_penalty": 7},
+        ]
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_totals_are_points_plus_penalties_and_roles_follow_round_parity(options, seed):
     played = random_playout("mastermind", options, seed)
     board = played.state.board
@@ -156,8 +187,10 @@ def test_totals_are_points_plus_penalties_and_roles_follow_round_parity(options,
                 assert event["breaker"] == (1 if event["round"] % 2 else 0)
                 totals[event["breaker"]] += event["points"]
                 scored_rounds.append(event["round"])
-                assert 1 <= event["points"] <= board.settings.max_rows or \
-                    event["points"] == board.settings.max_rows + board.settings.unsolved_penalty
+                assert (
+                    1 <= event["points"] <= board.settings.max_rows
+                    or event["points"] == board.settings.max_rows + board.settings.unsolved_penalty
+                )
             elif kind == "indication_error":
                 assert event["codemaker"] == (0 if event["round"] % 2 else 1) and event["penalty"] == 3
                 totals[event["codemaker"]] += 3

@@ -8,6 +8,7 @@
   positions long after a primitive first formed;
 - normalisation is idempotent.
 """
+
 from __future__ import annotations
 
 import random
@@ -59,12 +60,17 @@ def test_catalogue_playouts_end_as_the_reference_says(pattern_id, side, seed):
     pattern = orjson.loads(final.pattern)
     geometry = final.geometry
     # Every position judged (after the role choice and after each placement) until the end.
-    judged = [s.state.board for s in played.steps if s.state.board.phase in ("play", "over")
-              and s.state.board.builder is not None]
+    judged = [
+        s.state.board
+        for s in played.steps
+        if s.state.board.phase in ("play", "over") and s.state.board.builder is not None
+    ]
     judged = [b for n, b in enumerate(judged) if n == 0 or b.board != judged[n - 1].board or b.phase == "over"]
     for position in judged[:-1]:
         assert position.phase == "play"
-        assert not reference.formed(pattern, position.board, side), f"formed but not ended:\n{geometry.render(position.board)}"
+        assert not reference.formed(pattern, position.board, side), (
+            f"formed but not ended:\n{geometry.render(position.board)}"
+        )
         assert "." in position.board
     outcome = played.state.outcome
     assert final.phase == "over"
@@ -84,8 +90,9 @@ def test_catalogue_playouts_end_as_the_reference_says(pattern_id, side, seed):
     for taken in played.steps:
         assert MatchState.from_json(orjson.loads(orjson.dumps(taken.state.to_json()))) == taken.state
     again = Replayer()
-    assert [encode(s.result) for s in played.steps] == [encode(again.feed(raw, {"file": "test", "line": n}).result)
-                                                         for n, raw in enumerate(played.records, 1)]
+    assert [encode(s.result) for s in played.steps] == [
+        encode(again.feed(raw, {"file": "test", "line": n}).result) for n, raw in enumerate(played.records, 1)
+    ]
 
 
 # --- random custom patterns -------------------------------------------------------------------------
@@ -101,8 +108,9 @@ def random_shape(rng: random.Random) -> list[list[int]]:
 
 
 def random_primitive(rng: random.Random) -> dict:
-    kind = rng.choice(["row", "group", "connect", "fork", "bridge", "ring", "ring", "shape", "shape", "odd",
-                       "equicolored"])
+    kind = rng.choice(
+        ["row", "group", "connect", "fork", "bridge", "ring", "ring", "shape", "shape", "odd", "equicolored"]
+    )
     params: dict = {}
     if kind not in ("odd", "equicolored") and rng.random() < 0.85:
         params["color"] = rng.choice(["red", "blue", "any"])
@@ -151,8 +159,10 @@ def test_incremental_judge_agrees_with_reference_after_every_stone(seed):
     rng.shuffle(order)
     for cell in order:
         colour = "red" if rng.random() < bias else "blue"
-        state = GAME.evolve(state, {"type": "stones_set_up", "seat": 1,
-                                    "stones": [{"cell": list(geometry.cells[cell]), "color": colour}]})
+        state = GAME.evolve(
+            state,
+            {"type": "stones_set_up", "seat": 1, "stones": [{"cell": list(geometry.cells[cell]), "color": colour}]},
+        )
         full = state.empty == 0
         for leaf in leaves:
             if leaf.full_board and not full:
@@ -175,8 +185,10 @@ def test_holes_count_is_the_ring_test(seed):
     bias = rng.choice([0.6, 0.8, 0.95])
     for cell in rng.sample(range(geometry.size), geometry.size):
         colour = "red" if rng.random() < bias else "blue"
-        state = GAME.evolve(state, {"type": "stones_set_up", "seat": 1,
-                                    "stones": [{"cell": list(geometry.cells[cell]), "color": colour}]})
+        state = GAME.evolve(
+            state,
+            {"type": "stones_set_up", "seat": 1, "stones": [{"cell": list(geometry.cells[cell]), "color": colour}]},
+        )
         assert leaf_holds(red, state) == reference.ring(state.board, side, "R"), geometry.render(state.board)
         assert leaf_holds(blue, state) == reference.ring(state.board, side, "B"), geometry.render(state.board)
 
@@ -193,6 +205,7 @@ def test_normalisation_is_idempotent(seed):
     else:
         pattern_id = rng.choice(CATALOGUE_IDS)
         from games.mind_ninja import random_params
+
         pattern = {"id": pattern_id, "params": random_params(pattern_id, side, rng)}
     once = normalise_pattern(pattern, side)
     assert normalise_pattern(once, side) == once

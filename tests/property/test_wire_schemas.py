@@ -6,6 +6,7 @@ lifecycle around them (an open seat and a join, a timeout, resign, abort, duplic
 kind of rejection, dead letters) are folded; every move record, result, view, event, outcome
 and dead letter is validated. The schemas must also refuse what the service never sends.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,8 +38,9 @@ def check_step(raw: bytes, taken) -> None:
 @given(seed=st.integers(0, 2**32 - 1), clocked=st.booleans())
 def test_every_record_of_a_random_playout_fits_the_schemas(game, option_index, seed, clocked):
     ended = False
-    for raw, taken in random_playout_records(game, GAME_OPTIONS[game][option_index], seed, "p1",
-                                             clock=CLOCK if clocked else None):
+    for raw, taken in random_playout_records(
+        game, GAME_OPTIONS[game][option_index], seed, "p1", clock=CLOCK if clocked else None
+    ):
         check_step(raw, taken)
         ended = ended or taken.outcome is not None
     assert ended
@@ -55,9 +57,9 @@ def test_lifecycle_records_fit_the_schemas(game):
     options = GAME_OPTIONS[game][0]
     timed = Match("t1")
     timed.create(game, options, seats=("alice", None), clock={"initial_s": 30, "increment_s": 1})
-    timed.rejected("alice", {"type": "resign"}, "illegal")          # waiting: abort, not resign
+    timed.rejected("alice", {"type": "resign"}, "illegal")  # waiting: abort, not resign
     timed.ok("bob", {"type": "join"})
-    timed.rejected("carol", {"type": "join"}, "illegal")            # no open seat
+    timed.rejected("carol", {"type": "join"}, "illegal")  # no open seat
     timed.rejected("bob", {"type": "join"}, "already_seated")
     player, action = _first_move(timed)
     timed.ok(player, action)
@@ -65,7 +67,7 @@ def test_lifecycle_records_fit_the_schemas(game):
     timed.rejected("plylog-timekeeper", {"type": "claim_timeout"}, "not_timed_out")
     timed.ok("plylog-timekeeper", {"type": "claim_timeout"}, advance_ms=120_000)
     timed.rejected(player, action, "match_over")
-    timed.send(player, action, event_id="t1-e5")                     # a retry of an accepted event
+    timed.send(player, action, event_id="t1-e5")  # a retry of an accepted event
     assert timed.steps[-1].result["duplicate"]
 
     resigned = Match("r1")
@@ -88,13 +90,23 @@ def test_lifecycle_records_fit_the_schemas(game):
     unknown = Match("u1")
     unknown.rejected("alice", {"type": "join"}, "unknown_match")
     unreadable = unknown.replayer.feed(b'{"v": 1, "event_id": "e", "match_id": ')
-    too_large = unknown.replayer.feed(orjson.dumps({"v": 1, "event_id": "e", "match_id": "u1", "player": "p",
-                                                   "at": "2026-11-29T22:00:00Z", "action": {"pad": "x" * 70_000}}))
+    too_large = unknown.replayer.feed(
+        orjson.dumps(
+            {
+                "v": 1,
+                "event_id": "e",
+                "match_id": "u1",
+                "player": "p",
+                "at": "2026-11-29T22:00:00Z",
+                "action": {"pad": "x" * 70_000},
+            }
+        )
+    )
     assert unreadable.result["reason"]["code"] == "malformed" and too_large.result["reason"]["code"] == "too_large"
 
     matches = (timed, resigned, aborted, unknown)
     for match in matches:
-        for raw, taken in zip(match.records, match.steps):
+        for raw, taken in zip(match.records, match.steps, strict=False):
             check_step(raw, taken)
     for taken in (unreadable, too_large):
         check_result(taken.result)
@@ -115,19 +127,36 @@ def _ended_mastermind_result() -> dict:
     return last.result
 
 
-@pytest.mark.parametrize("mutate,where", [
-    (lambda r: r["view"].update(secret={"code": [1, 2, 3, 4], "salt": "00" * 8}), "view"),
-    (lambda r: r["view"].update(game="strands"), "view"),
-    (lambda r: r["view"].pop("tries"), "view"),
-    (lambda r: r["view"]["rows"].append([[1, 2, 3, 4], 4, 0]), "view"),
-    (lambda r: r["view"]["outcome"].update(reason="checkmate"), "view"),
-    (lambda r: r["view"].update(status="paused"), "view"),
-    (lambda r: r["events"].append({"type": "secret_committed", "round": 1, "attempt": 1,
-                                   "commitment": "ab" * 32, "_code": [1, 2, 3, 4]}), "events"),
-    (lambda r: r.update(status="done"), "status"),
-    (lambda r: r.pop("seq"), "(the record)"),
-], ids=["secret", "wrong game", "missing key", "list code", "unknown reason", "unknown status",
-        "private field", "bad status", "no seq"])
+@pytest.mark.parametrize(
+    "mutate,where",
+    [
+        (lambda r: r["view"].update(secret={"code": [1, 2, 3, 4], "salt": "00" * 8}), "view"),
+        (lambda r: r["view"].update(game="strands"), "view"),
+        (lambda r: r["view"].pop("tries"), "view"),
+        (lambda r: r["view"]["rows"].append([[1, 2, 3, 4], 4, 0]), "view"),
+        (lambda r: r["view"]["outcome"].update(reason="checkmate"), "view"),
+        (lambda r: r["view"].update(status="paused"), "view"),
+        (
+            lambda r: r["events"].append(
+                {"type": "secret_committed", "round": 1, "attempt": 1, "commitment": "ab" * 32, "_code": [1, 2, 3, 4]}
+            ),
+            "events",
+        ),
+        (lambda r: r.update(status="done"), "status"),
+        (lambda r: r.pop("seq"), "(the record)"),
+    ],
+    ids=[
+        "secret",
+        "wrong game",
+        "missing key",
+        "list code",
+        "unknown reason",
+        "unknown status",
+        "private field",
+        "bad status",
+        "no seq",
+    ],
+)
 def test_result_schema_refuses_what_the_service_never_sends(mutate, where):
     result = _ended_mastermind_result()
     check_result(copy.deepcopy(result))

@@ -1,6 +1,7 @@
 """schemas/asyncapi.yaml: what the models give, a valid AsyncAPI 3.0 document by the
 specification's own JSON Schema (@asyncapi/specs, installed by `make setup` into
 deploy/asyncapi/node_modules), and self-contained: real records validate against its messages."""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,9 @@ def spec_validator() -> jsonschema.Draft7Validator:
         pytest.skip(reason)
     spec = json.loads(SPEC.read_text())
     resources = [(spec["$id"], Resource.from_contents(spec, default_specification=DRAFT7))]
-    resources += [(uri, Resource.from_contents(sub, default_specification=DRAFT7))
-                  for uri, sub in spec["definitions"].items()]
+    resources += [
+        (uri, Resource.from_contents(sub, default_specification=DRAFT7)) for uri, sub in spec["definitions"].items()
+    ]
     return jsonschema.Draft7Validator(spec, registry=Registry().with_resources(resources))
 
 
@@ -80,8 +82,11 @@ def _fits(message: str, record: dict) -> None:
 
 
 def test_every_example_fits_its_message():
-    examples = [(name, example) for name, message in document()["components"]["messages"].items()
-                for example in message.get("examples", [])]
+    examples = [
+        (name, example)
+        for name, message in document()["components"]["messages"].items()
+        for example in message.get("examples", [])
+    ]
     assert len(examples) >= 4 * 7 + 1  # per game: 2 moves, 4 results, 1 outcome; a dead letter
     for name, example in examples:
         _fits(name, example["payload"])
@@ -104,8 +109,13 @@ def test_real_records_fit_the_documents_messages(game):
 def test_the_document_describes_every_topic():
     channels = document()["channels"]
     addresses = {name: channel["address"] for name, channel in channels.items()}
-    assert addresses == {"moves": "plylog.moves", "results": "plylog.results", "outcomes": "plylog.outcomes",
-                         "deadletter": "plylog.deadletter", "rulesChangelog": "plylog.rules-matches-changelog"}
+    assert addresses == {
+        "moves": "plylog.moves",
+        "results": "plylog.results",
+        "outcomes": "plylog.outcomes",
+        "deadletter": "plylog.deadletter",
+        "rulesChangelog": "plylog.rules-matches-changelog",
+    }
     restricted = {name for name, channel in channels.items() if channel["x-plylog-access"] == "restricted"}
     assert restricted == {"moves", "deadletter", "rulesChangelog"}
     assert "internal" in {tag["name"] for tag in channels["rulesChangelog"]["tags"]}
@@ -117,8 +127,10 @@ def test_the_document_describes_every_topic():
         assert channel["x-plylog-writers"] and channel["x-plylog-readers"]
     operations = document()["operations"]
     for name in channels:
-        assert {op["action"] for op in operations.values() if op["channel"]["$ref"] == f"#/channels/{name}"} == \
-            {"send", "receive"}, f"{name}: who writes and who reads"
+        assert {op["action"] for op in operations.values() if op["channel"]["$ref"] == f"#/channels/{name}"} == {
+            "send",
+            "receive",
+        }, f"{name}: who writes and who reads"
 
 
 def test_schemas_export_is_idempotent(tmp_path):

@@ -1,4 +1,5 @@
 """The audit names the fields in which a live result differs from the offline fold."""
+
 import orjson
 
 from services.cli.audit import difference

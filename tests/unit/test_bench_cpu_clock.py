@@ -1,4 +1,5 @@
 """bench/cpu_clock.py: another process's CPU time, finer than the 10 ms clock tick."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,6 +1,7 @@
 """The boardgame.io peer of `plylog bench` without running it: load.js's JSON line as figures, the
 harness's cached copy and install (a fake npm), the ratios to it and the report's summary, and the
 one line that says why it is skipped when node is missing."""
+
 from __future__ import annotations
 
 import io
@@ -18,19 +19,46 @@ from bench.scenarios import QUICK
 from bench.stack import BenchStack
 
 #: a line load.js printed (a quick run on the 2-core machine)
-LOAD_LINE = json.dumps({
-    "label": "x", "matches": 50, "offeredRate": 1000, "complete": True, "matchesDone": 50, "setupS": 1.976,
-    "elapsedS": 6.575, "moves": 2453, "movesPerS": 373.072, "matchesPerS": 7.604, "movesPerMatch": 49.06,
-    "steadyMovesPerS": 384, "latencyMs": {"n": 2453, "p50": 109.951, "p95": 230.141, "p99": 285.242, "max": 324.39,
-                                          "mean": 118.267},
-    "server": {"cpuPct": 18.707, "rssMbStart": 116.32, "rssMbPeak": 134.906, "rssMbEnd": 134.906, "hwmMb": 134.906},
-    "loader": {"cpuPct": 22.797, "eventLoopDelayP99Ms": 164.495, "rssMb": 119.887},
-    "wins": {"0": 21, "1": 29, "draw": 0}, "boardsFull": 50})
+LOAD_LINE = json.dumps(
+    {
+        "label": "x",
+        "matches": 50,
+        "offeredRate": 1000,
+        "complete": True,
+        "matchesDone": 50,
+        "setupS": 1.976,
+        "elapsedS": 6.575,
+        "moves": 2453,
+        "movesPerS": 373.072,
+        "matchesPerS": 7.604,
+        "movesPerMatch": 49.06,
+        "steadyMovesPerS": 384,
+        "latencyMs": {"n": 2453, "p50": 109.951, "p95": 230.141, "p99": 285.242, "max": 324.39, "mean": 118.267},
+        "server": {"cpuPct": 18.707, "rssMbStart": 116.32, "rssMbPeak": 134.906, "rssMbEnd": 134.906, "hwmMb": 134.906},
+        "loader": {"cpuPct": 22.797, "eventLoopDelayP99Ms": 164.495, "rssMb": 119.887},
+        "wins": {"0": 21, "1": 29, "draw": 0},
+        "boardsFull": 50,
+    }
+)
 
-SUMMARY_KEYS = {"peer_moves_per_s", "pipeline_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "latency_p99_ms",
-                "latency_rate_held", "client_moves_per_s", "client_vs_peer", "single_client_p50_ms",
-                "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s", "floor_latency_p99_ms",
-                "floor_latency_vs_peer", "floor_faust_latency_vs_peer", "client_cpu_bound_vs_peer"}
+SUMMARY_KEYS = {
+    "peer_moves_per_s",
+    "pipeline_moves_per_s",
+    "pipeline_vs_peer",
+    "peer_latency_p99_ms",
+    "latency_p99_ms",
+    "latency_rate_held",
+    "client_moves_per_s",
+    "client_vs_peer",
+    "single_client_p50_ms",
+    "rules_cpu_vs_passthrough",
+    "projector_cpu_vs_passthrough",
+    "recovery_s",
+    "floor_latency_p99_ms",
+    "floor_latency_vs_peer",
+    "floor_faust_latency_vs_peer",
+    "client_cpu_bound_vs_peer",
+}
 
 
 # --- load.js's report ---------------------------------------------------------------------------
@@ -38,7 +66,11 @@ def test_the_json_line_is_found_after_other_output_and_becomes_figures():
     report = peer.parse_report(f"(node:1) ExperimentalWarning: something\n{LOAD_LINE}\n\n")
     figures = peer.figures_of(report, "latency_")
     assert figures["latency_moves_per_s"] == 373.072
-    assert (figures["latency_p50_ms"], figures["latency_p99_ms"], figures["latency_max_ms"]) == (109.951, 285.242, 324.39)
+    assert (figures["latency_p50_ms"], figures["latency_p99_ms"], figures["latency_max_ms"]) == (
+        109.951,
+        285.242,
+        324.39,
+    )
     assert figures["latency_server_cpu_us_per_move"] == pytest.approx(0.18707 * 6.575 / 2453 * 1e6)  # ~501 µs
     # with load.js's own clients over the same play (loader.cpuPct): the peer's whole cost per move
     assert figures["latency_all_in_cpu_us_per_move"] == pytest.approx((0.18707 + 0.22797) * 6.575 / 2453 * 1e6)
@@ -58,18 +90,21 @@ def test_a_closed_loop_run_has_no_offered_rate_and_a_short_one_no_steady_rate():
     assert short["achieved_per_s"] == 373.072 and short["rate_held"] == pytest.approx(0.373072)
 
 
-@pytest.mark.parametrize("output, message", [
-    ("Error: connect ECONNREFUSED 127.0.0.1:8000\n", "no JSON line"),
-    ("", "no JSON line"),
-    ('{"movesPerS": 3\n', "broken JSON line"),
-])
+@pytest.mark.parametrize(
+    "output, message",
+    [
+        ("Error: connect ECONNREFUSED 127.0.0.1:8000\n", "no JSON line"),
+        ("", "no JSON line"),
+        ('{"movesPerS": 3\n', "broken JSON line"),
+    ],
+)
 def test_output_without_a_report_is_a_failure_that_says_so(output, message):
     with pytest.raises(peer.PeerFailed, match=message):
         peer.parse_report(output)
 
 
 def test_a_run_whose_matches_did_not_finish_gives_no_figures():
-    with pytest.raises(peer.PeerFailed, match="did not finish its matches .48 of 50"):
+    with pytest.raises(peer.PeerFailed, match=r"did not finish its matches .48 of 50"):
         peer.figures_of({**json.loads(LOAD_LINE), "complete": False, "matchesDone": 48})
 
 
@@ -101,7 +136,8 @@ def test_the_harness_is_copied_and_installed_once_and_again_when_its_sources_cha
     work = peer.prepare(cache)
     assert work == cache / "boardgameio"
     assert sorted(p.name for p in work.iterdir()) == sorted(
-        [".plylog-source", "bench.sh", "load.js", "node_modules", "package-lock.json", "server.js"])
+        [".plylog-source", "bench.sh", "load.js", "node_modules", "package-lock.json", "server.js"]
+    )
     assert not (work / "node_modules" / "junk").exists()
     assert os.access(work / "load.js", os.W_OK) and os.access(work / "bench.sh", os.X_OK)
     assert stat.S_IMODE(work.stat().st_mode) & 0o200  # npm ci can write node_modules there
@@ -129,7 +165,7 @@ def test_a_failed_npm_ci_is_retried_next_time(harness, tmp_path):
     npm = tmp_path / "bin" / "npm"
     good = npm.read_text()
     npm.write_text("#!/bin/sh\necho 'npm ERR! network' >&2\nexit 1\n")
-    with pytest.raises(peer.PeerFailed, match="npm ci .* failed .exit 1.: npm ERR! network"):
+    with pytest.raises(peer.PeerFailed, match=r"npm ci .* failed .exit 1.: npm ERR! network"):
         peer.prepare(cache)
     npm.write_text(good)
     peer.prepare(cache)
@@ -138,19 +174,34 @@ def test_a_failed_npm_ci_is_retried_next_time(harness, tmp_path):
 
 # --- ratios and the summary ---------------------------------------------------------------------
 def spread(median, low=None, high=None):
-    return {"median": median, "min": median if low is None else low, "max": median if high is None else high,
-            "runs": [median]}
+    return {
+        "median": median,
+        "min": median if low is None else low,
+        "max": median if high is None else high,
+        "runs": [median],
+    }
 
 
 def scenarios_measured() -> dict:
     return {
         "baseline": {"figures": {"records_per_s": spread(60_000.0), "cpu_us_per_record": spread(10.0, 8.0, 12.0)}},
-        "pipeline": {"figures": {"moves_per_s": spread(2_700.0, 2_000.0, 3_000.0), "rules_moves_per_s": spread(2_650.0),
-                                 "rules_cpu_us_per_move": spread(370.0), "projector_cpu_us_per_result": spread(160.0)}},
+        "pipeline": {
+            "figures": {
+                "moves_per_s": spread(2_700.0, 2_000.0, 3_000.0),
+                "rules_moves_per_s": spread(2_650.0),
+                "rules_cpu_us_per_move": spread(370.0),
+                "projector_cpu_us_per_result": spread(160.0),
+            }
+        },
         "latency": {"figures": {"p50_ms": spread(35.0), "p99_ms": spread(110.0), "rate_held": spread(0.998)}},
         "http": {"figures": {"moves_per_s": spread(450.0)}},
-        "peer": {"figures": {"moves_per_s": spread(1_800.0, 1_500.0, 2_000.0), "latency_p50_ms": spread(2.0),
-                             "latency_p99_ms": spread(44.0)}},
+        "peer": {
+            "figures": {
+                "moves_per_s": spread(1_800.0, 1_500.0, 2_000.0),
+                "latency_p50_ms": spread(2.0),
+                "latency_p99_ms": spread(44.0),
+            }
+        },
     }
 
 
@@ -168,12 +219,23 @@ def test_every_peer_counterpart_is_a_ratio_in_the_same_invocation_and_the_summar
     summary = summary_of(measured)
     assert set(summary) == SUMMARY_KEYS
     assert summary == {
-        "peer_moves_per_s": 1_800.0, "pipeline_moves_per_s": 2_700.0, "pipeline_vs_peer": 1.5,
-        "peer_latency_p99_ms": 44.0, "latency_p99_ms": 110.0, "latency_rate_held": 0.998,
-        "client_moves_per_s": 450.0, "client_vs_peer": 0.25, "single_client_p50_ms": None,
-        "rules_cpu_vs_passthrough": 37.0, "projector_cpu_vs_passthrough": 16.0, "recovery_s": None,
-        "floor_latency_p99_ms": None, "floor_latency_vs_peer": None, "floor_faust_latency_vs_peer": None,
-        "client_cpu_bound_vs_peer": None}
+        "peer_moves_per_s": 1_800.0,
+        "pipeline_moves_per_s": 2_700.0,
+        "pipeline_vs_peer": 1.5,
+        "peer_latency_p99_ms": 44.0,
+        "latency_p99_ms": 110.0,
+        "latency_rate_held": 0.998,
+        "client_moves_per_s": 450.0,
+        "client_vs_peer": 0.25,
+        "single_client_p50_ms": None,
+        "rules_cpu_vs_passthrough": 37.0,
+        "projector_cpu_vs_passthrough": 16.0,
+        "recovery_s": None,
+        "floor_latency_p99_ms": None,
+        "floor_latency_vs_peer": None,
+        "floor_faust_latency_vs_peer": None,
+        "client_cpu_bound_vs_peer": None,
+    }
     json.dumps(summary, allow_nan=False)  # numbers or null
 
 
@@ -190,9 +252,20 @@ def test_scenarios_not_run_give_nulls_and_no_ratios():
     summary = summary_of(measured)
     assert summary["pipeline_moves_per_s"] == 2_700.0 and summary["latency_p99_ms"] == 110.0
     assert [k for k, v in summary.items() if v is None] == [
-        "peer_moves_per_s", "pipeline_vs_peer", "peer_latency_p99_ms", "floor_latency_p99_ms", "floor_latency_vs_peer",
-        "floor_faust_latency_vs_peer", "client_moves_per_s", "client_vs_peer", "single_client_p50_ms", "client_cpu_bound_vs_peer",
-        "rules_cpu_vs_passthrough", "projector_cpu_vs_passthrough", "recovery_s"]
+        "peer_moves_per_s",
+        "pipeline_vs_peer",
+        "peer_latency_p99_ms",
+        "floor_latency_p99_ms",
+        "floor_latency_vs_peer",
+        "floor_faust_latency_vs_peer",
+        "client_moves_per_s",
+        "client_vs_peer",
+        "single_client_p50_ms",
+        "client_cpu_bound_vs_peer",
+        "rules_cpu_vs_passthrough",
+        "projector_cpu_vs_passthrough",
+        "recovery_s",
+    ]
     assert summary_of({}) == dict.fromkeys(SUMMARY_KEYS)
     failed = {"peer": {"figures": {"moves_per_s": spread(None)}}, "pipeline": measured["pipeline"]}
     derive(failed)  # a scenario whose every run failed has None medians: no ratio, no error
@@ -222,8 +295,9 @@ def test_without_node_the_peer_is_skipped_with_one_line_saying_why(no_node):
     reason = peer.unavailable()
     assert reason is not None and reason.startswith("node not found on PATH") and "npm" not in reason.split(";")[0]
     output = io.StringIO()
-    report = runner.run(BenchStack(None, None, no_node / "bench"), QUICK, ["peer"], Console(file=output, width=80),
-                        "quick")
+    report = runner.run(
+        BenchStack(None, None, no_node / "bench"), QUICK, ["peer"], Console(file=output, width=80), "quick"
+    )
     lines = [line for line in output.getvalue().splitlines() if "peer" in line]
     assert lines == [f"peer: skipped: {reason}"]  # one line, not wrapped at 80 columns
     assert report["skipped"] == {"peer": reason} and report["scenarios"] == {} and report["stack"] is None
@@ -245,4 +319,7 @@ def test_plylog_bench_peer_without_node_starts_nothing_and_exits_0(no_node, monk
 
 def test_without_the_harness_the_reason_names_the_setting(tmp_path, monkeypatch):
     monkeypatch.setenv(peer.SOURCE_ENV, str(tmp_path / "nowhere"))
-    assert peer.unavailable() == f"no boardgame.io harness in {tmp_path / 'nowhere'} (set {peer.SOURCE_ENV} to its directory)"
+    assert (
+        peer.unavailable()
+        == f"no boardgame.io harness in {tmp_path / 'nowhere'} (set {peer.SOURCE_ENV} to its directory)"
+    )

@@ -2,6 +2,7 @@
 one play, who moves when on the two sockets of a match (fake sockets, no gateway; then real ones on
 a loopback stand-in of the seat endpoint), and how its figures feed the report's summary
 (bench/figures.py), with the HTTP bots as the fallback."""
+
 from __future__ import annotations
 
 import asyncio
@@ -80,8 +81,10 @@ class FakeSocket:
 
 
 def _table(seats_in_order: list[int], sequential: bool = False) -> tuple[Table, list]:
-    records = [{"player": "alice", "action": {"type": "create"}},
-               *[{"player": ("alice", "bob")[seat], "action": {"n": n}} for n, seat in enumerate(seats_in_order)]]
+    records = [
+        {"player": "alice", "action": {"type": "create"}},
+        *[{"player": ("alice", "bob")[seat], "action": {"n": n}} for n, seat in enumerate(seats_in_order)],
+    ]
     table = Table.of(Created("m-1", ["t0", "t1"], {"alice": 0, "bob": 1}), records, sequential)
     sent: list = []
     book = Book()
@@ -145,8 +148,9 @@ def test_a_rejection_or_an_error_stops_the_match_and_is_counted():
         await table.seats[0].on_message(message)
         return table, sent
 
-    table, sent = asyncio.run(go({"type": "result", "status": "rejected", "event_id": "m-1.0",
-                                  "reason": {"code": "illegal"}}))
+    table, sent = asyncio.run(
+        go({"type": "result", "status": "rejected", "event_id": "m-1.0", "reason": {"code": "illegal"}})
+    )
     assert table.over.is_set() and table.seats[0].book.failed == 1 and len(sent) == 1
     assert table.seats[0].book.failures == ["m-1.0: rejected {'code': 'illegal'}"]
     table, sent = asyncio.run(go({"type": "error", "code": "unavailable", "message": "Redis", "event_id": "m-1.0"}))
@@ -175,8 +179,16 @@ def test_the_ws_scenario_is_known_and_its_figures_are_tabled():
     assert "ws" in runner.SCENARIOS and runner.plan(["ws"]) == ["ws"]
     assert list(runner.SCENARIOS).index("ws") == list(runner.SCENARIOS).index("http") + 1
     keys = {f.key for f in FIGURES if f.scenario == "ws"}
-    assert {"moves_per_s", "steady_moves_per_s", "vs_peer", "p50_ms", "p99_ms", "gateway_cpu_us_per_move",
-            "single_p50_ms", "single_p99_ms"} <= keys
+    assert {
+        "moves_per_s",
+        "steady_moves_per_s",
+        "vs_peer",
+        "p50_ms",
+        "p99_ms",
+        "gateway_cpu_us_per_move",
+        "single_p50_ms",
+        "single_p99_ms",
+    } <= keys
     assert ("ws", "moves_per_s", "peer", "moves_per_s", "vs_peer") in RATIOS
 
 
@@ -192,8 +204,11 @@ def test_the_cpu_budget_is_the_rate_every_core_busy_at_the_measured_cost_per_mov
 
 
 def test_the_client_summary_comes_from_ws_when_it_ran_else_from_http():
-    both = {"ws": _summary(moves_per_s=900.0, single_p50_ms=4.0), "http": _summary(moves_per_s=450.0),
-            "peer": _summary(moves_per_s=1500.0)}
+    both = {
+        "ws": _summary(moves_per_s=900.0, single_p50_ms=4.0),
+        "http": _summary(moves_per_s=450.0),
+        "peer": _summary(moves_per_s=1500.0),
+    }
     derive(both)
     summary = summary_of(both)
     assert summary["client_moves_per_s"] == 900.0
@@ -210,8 +225,10 @@ def test_the_client_summary_comes_from_ws_when_it_ran_else_from_http():
     sources = summary_sources(http_only)
     assert sources["client_vs_peer"] == "http.vs_peer" and sources["single_client_p50_ms"] is None
 
-    failed_ws = {"ws": {"figures": {"moves_per_s": {"median": None, "min": None, "max": None, "runs": []}}},
-                 "http": _summary(moves_per_s=450.0)}
+    failed_ws = {
+        "ws": {"figures": {"moves_per_s": {"median": None, "min": None, "max": None, "runs": []}}},
+        "http": _summary(moves_per_s=450.0),
+    }
     assert summary_of(failed_ws)["client_moves_per_s"] == 450.0  # every ws run failed: http's is the number
     assert summary_of({})["client_moves_per_s"] is None
 
@@ -245,8 +262,10 @@ def test_play_runs_matches_to_their_end_over_real_sockets():
             book = Book()
             tables = []
             for n, order in enumerate(([0, 1, 0, 1, 1, 0], [0, 0, 1])):
-                records = [{"player": "a", "action": {}}, *[{"player": "ab"[s], "action": {"n": i}}
-                                                            for i, s in enumerate(order)]]
+                records = [
+                    {"player": "a", "action": {}},
+                    *[{"player": "ab"[s], "action": {"n": i}} for i, s in enumerate(order)],
+                ]
                 table = Table.of(Created(f"m{n}{sequential:d}", ["t0", "t1"], {"a": 0, "b": 1}), records, sequential)
                 table.seats = [SeatClient(table, seat, book) for seat in range(2)]
                 for client in table.seats:

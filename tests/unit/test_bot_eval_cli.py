@@ -1,4 +1,5 @@
 """`plylog bot-eval` on tiny budgets: the JSON it prints, its determinism, its errors."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,15 @@ from services.cli._errors import CliError
 from services.cli.main import app
 
 runner = CliRunner()
-TIMINGS = ("seconds", "seconds_per_move", "mean_seconds_per_move", "median_ms_per_move", "max_ms_per_move",
-           "p95_ms_per_move", "p95_seconds_per_move")
+TIMINGS = (
+    "seconds",
+    "seconds_per_move",
+    "mean_seconds_per_move",
+    "median_ms_per_move",
+    "max_ms_per_move",
+    "p95_ms_per_move",
+    "p95_seconds_per_move",
+)
 
 
 def run_json(*args: str) -> dict:
@@ -44,8 +52,21 @@ def test_mastermind_samples_large_spaces():
 
 
 def test_matches_against_random_are_counted_from_the_bots_side_and_repeatable():
-    args = ("strands", "--bot", "mcts-1", "--vs", "random", "--games", "3", "--seed", "5", "--playouts", "4",
-            "-o", "layout=small-4")
+    args = (
+        "strands",
+        "--bot",
+        "mcts-1",
+        "--vs",
+        "random",
+        "--games",
+        "3",
+        "--seed",
+        "5",
+        "--playouts",
+        "4",
+        "-o",
+        "layout=small-4",
+    )
     first, second = run_json(*args), run_json(*args)
     assert first["games"] == 3 and first["wins"] + first["losses"] + first["draws"] == 3
     assert first["win_rate"] == pytest.approx(first["wins"] / 3)
@@ -64,14 +85,17 @@ def test_the_default_bot_is_the_default_level():
     assert summary["bot"] == "mcts-2" and summary["games"] == 1
 
 
-@pytest.mark.parametrize("args,message", [
-    (["chess"], "unknown game"),
-    (["mana", "--bot", "knuth"], "does not play mana"),
-    (["mastermind", "--strategy", "psychic"], "no bot 'psychic'"),
-    (["mana", "-o", "max_plies=-3"], "invalid mana options"),
-    (["strands", "-o", "layout"], "is not KEY=VALUE"),
-    (["mana", "--clock", "sundial"], "unknown clock"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["chess"], "unknown game"),
+        (["mana", "--bot", "knuth"], "does not play mana"),
+        (["mastermind", "--strategy", "psychic"], "no bot 'psychic'"),
+        (["mana", "-o", "max_plies=-3"], "invalid mana options"),
+        (["strands", "-o", "layout"], "is not KEY=VALUE"),
+        (["mana", "--clock", "sundial"], "unknown clock"),
+    ],
+)
 def test_errors_are_cli_errors(args, message):
     result = runner.invoke(app, ["bot-eval", *args])
     assert isinstance(result.exception, CliError), result.output

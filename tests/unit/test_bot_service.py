@@ -1,4 +1,5 @@
 """The bot service's decisions (services/bots/players.py) on public positions, without Kafka."""
+
 from __future__ import annotations
 
 from games.public import PublicPosition

@@ -1,6 +1,7 @@
 """`python -m services.bots` start-up: it waits for its group's coordinator before the service joins,
 and a wait that fails is said, not fatal (fakes stand in for the broker here; the e2e test checks
 that the group waited for is the one joined)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,4 +57,6 @@ def test_a_wait_that_fails_is_said_and_the_service_starts_anyway(start_up, capsy
     start_up.failing_wait = True
     assert bots_main.main([]) == 0
     assert start_up.steps == [("wait", "t.bots"), ("run", "t.bots")]
-    assert "plylog bots: no coordinator for group t.bots within 30s: not yet; starting anyway" in capsys.readouterr().err
+    assert (
+        "plylog bots: no coordinator for group t.bots within 30s: not yet; starting anyway" in capsys.readouterr().err
+    )

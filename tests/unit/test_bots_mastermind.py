@@ -1,6 +1,7 @@
 """Mastermind codebreaker strategies: the published openings, every secret of small variants
 solved, the opening table equal to what the code builds, sampling in huge spaces, and the
 decision time."""
+
 from __future__ import annotations
 
 import random
@@ -10,11 +11,17 @@ import pytest
 
 from games.bots import tables
 from games.bots.build_tables import mastermind_opening
-from games.bots.mastermind_breaker import (MEASURES, OPENINGS, STRATEGIES, choose_guess, first_guess, opening_id,
-                                           partition)
+from games.bots.mastermind_breaker import (
+    MEASURES,
+    OPENINGS,
+    STRATEGIES,
+    choose_guess,
+    first_guess,
+    opening_id,
+    partition,
+)
 from games.bots.mastermind_space import answers_all, canonical_guesses, sample_consistent
-from games.mastermind import all_codes, code_problem, feedback, random_code
-from games.mastermind import Settings
+from games.mastermind import Settings, all_codes, code_problem, feedback, random_code
 
 STANDARD = (4, 6, True, None)
 
@@ -23,8 +30,16 @@ def solve(key, secret: str, strategy: str, seed: int = 0, limit: int = 30) -> in
     """Guesses `strategy` needs to find `secret` (checking each guess is a valid code)."""
     rows = ()
     rng = random.Random(seed)
-    settings = Settings(pegs=key[0], colors=key[1], repeats=key[2], max_distinct=key[3], max_rows=50, rounds=2,
-                        feedback="auto", unsolved_penalty=2)
+    settings = Settings(
+        pegs=key[0],
+        colors=key[1],
+        repeats=key[2],
+        max_distinct=key[3],
+        max_rows=50,
+        rounds=2,
+        feedback="auto",
+        unsolved_penalty=2,
+    )
     for n in range(1, limit + 1):
         guess = choose_guess(key, rows, strategy, rng)
         assert code_problem(settings, [int(c) for c in guess], "guess") is None, guess

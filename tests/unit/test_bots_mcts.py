@@ -1,12 +1,13 @@
 """MCTS bots on tiny positions, through the real fold: they take an immediate win, block an
 immediate loss, stay inside their budget and are deterministic given a seed."""
+
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from games.bots import Budget, BotError, make_bot
+from games.bots import BotError, Budget, make_bot
 from games.bots.mana_policy import hands_over_daimyo
 from games.bots.mcts import Search, SearchSettings
 from games.bots.strands_policy import StrandsPolicy
@@ -128,6 +129,7 @@ def test_a_time_budget_stops_the_search():
     m.ok(B, {"type": "choose_pattern", "pattern": {"id": "hex"}})
     m.ok(B, {"type": "end_setup"})
     import time
+
     started = time.perf_counter()
     action = make_bot("mcts-3").choose(m.state, 0, random.Random(0), Budget(playouts=10**9, seconds=0.2))
     assert time.perf_counter() - started < 2.0

@@ -1,6 +1,7 @@
 """Bots play whole matches against themselves through the fold, so they act in every phase
 their game has (Mind Ninja: bid, pattern, setup, role, play, free moves; Mastermind: code,
 guess, feedback, reveal in both modes), and every action they return is accepted."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -50,8 +51,15 @@ def test_mastermind_bots_play_both_roles_in_both_modes(mode, bot_id):
     assert set(bot.phases) == expected
 
 
-@pytest.mark.parametrize("game,options", [("strands", {"layout": "small-4"}), ("strands", {"placement": "exact", "layout": "small-5"}),
-                                          ("mana", {"max_plies": 60}), ("mana", {"bird_blocks": False, "max_plies": 60})])
+@pytest.mark.parametrize(
+    "game,options",
+    [
+        ("strands", {"layout": "small-4"}),
+        ("strands", {"placement": "exact", "layout": "small-5"}),
+        ("mana", {"max_plies": 60}),
+        ("mana", {"bird_blocks": False, "max_plies": 60}),
+    ],
+)
 def test_mcts_bots_finish_matches(game, options):
     bots = (make_bot("mcts-1"), make_bot("mcts-2"))
     result = play_match(game, options, bots, seed=11, budgets=(TINY, TINY))
@@ -64,11 +72,21 @@ def test_matches_do_not_depend_on_the_hash_seed():
     import subprocess
     import sys
 
-    script = ("from games.bots import make_bot, Budget; from games.bots.arena import play_match; "
-              "r = play_match('strands', {'layout': 'small-4'}, (make_bot('mcts-2'), make_bot('mcts-1')), 5,"
-              " budgets=(Budget(playouts=12), None)); "
-              "m = play_match('mind_ninja', {'side': 3}, (make_bot('mcts-1'), make_bot('mcts-2')), 5,"
-              " budgets=(None, Budget(playouts=6))); print(r.final.board.board, m.final.board.board)")
-    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    script = (
+        "from games.bots import make_bot, Budget; from games.bots.arena import play_match; "
+        "r = play_match('strands', {'layout': 'small-4'}, (make_bot('mcts-2'), make_bot('mcts-1')), 5,"
+        " budgets=(Budget(playouts=12), None)); "
+        "m = play_match('mind_ninja', {'side': 3}, (make_bot('mcts-1'), make_bot('mcts-2')), 5,"
+        " budgets=(None, Budget(playouts=6))); print(r.final.board.board, m.final.board.board)"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(outputs) == 1 and outputs.pop().strip()

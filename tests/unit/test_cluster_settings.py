@@ -1,11 +1,12 @@
 """Settings of a cluster: REDIS_URL for a Redis Cluster, broker lists, replication, the local
 cluster's port layout, and service instance names."""
+
 import pytest
 
 from services.cli._cluster_layout import bootstrap, check_ports, kafka_nodes, redis_nodes, redis_url, voters
 from services.cli._services import by_name
-from services.common.redis_keys import OUTCOMES, Keys, home_partition
 from services.common.moves_log import partition_of
+from services.common.redis_keys import OUTCOMES, Keys, home_partition
 from services.common.settings import RedisTarget, Settings, SettingsError
 
 
@@ -20,25 +21,33 @@ def test_a_redis_cluster_url_names_its_nodes_and_a_plain_url_is_left_to_redis_py
 
 
 def test_broker_lists_and_replication():
-    s = Settings.from_env({"KAFKA_BOOTSTRAP_SERVERS": "a:1, b:2,c:3", "PLYLOG_REPLICATION_FACTOR": "3",
-                           "PLYLOG_MIN_INSYNC_REPLICAS": "2"})
+    s = Settings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": "a:1, b:2,c:3", "PLYLOG_REPLICATION_FACTOR": "3", "PLYLOG_MIN_INSYNC_REPLICAS": "2"}
+    )
     assert s.kafka_servers == ["a:1", "b:2", "c:3"] and s.service_env()["PLYLOG_REPLICATION_FACTOR"] == "3"
     with pytest.raises(SettingsError, match="no write could succeed"):
         Settings.from_env({"PLYLOG_REPLICATION_FACTOR": "1", "PLYLOG_MIN_INSYNC_REPLICAS": "2"})
 
 
 def test_the_local_cluster_derives_every_port_from_the_bases(tmp_path):
-    s = Settings.from_env({"PLYLOG_HOME": str(tmp_path), "PLYLOG_KAFKA_PORT": "19092",
-                           "PLYLOG_KAFKA_CONTROLLER_PORT": "19093", "PLYLOG_REDIS_PORT": "16379",
-                           "PLYLOG_GATEWAY_PORT": "18000"})
+    s = Settings.from_env(
+        {
+            "PLYLOG_HOME": str(tmp_path),
+            "PLYLOG_KAFKA_PORT": "19092",
+            "PLYLOG_KAFKA_CONTROLLER_PORT": "19093",
+            "PLYLOG_REDIS_PORT": "16379",
+            "PLYLOG_GATEWAY_PORT": "18000",
+        }
+    )
     assert [(n.port, n.controller_port) for n in kafka_nodes(s)] == [(19092, 19093), (19094, 19095), (19096, 19097)]
     assert bootstrap(s) == "127.0.0.1:19092,127.0.0.1:19094,127.0.0.1:19096"
     assert voters(s) == "1@127.0.0.1:19093,2@127.0.0.1:19095,3@127.0.0.1:19097"
     assert [n.port for n in redis_nodes(s)] == list(range(16379, 16385))
     assert RedisTarget.parse(redis_url(s)).nodes[0] == ("127.0.0.1", 16379)
     check_ports(s)
-    clash = Settings.from_env({"PLYLOG_HOME": str(tmp_path), "PLYLOG_KAFKA_PORT": "19092",
-                               "PLYLOG_KAFKA_CONTROLLER_PORT": "19094"})
+    clash = Settings.from_env(
+        {"PLYLOG_HOME": str(tmp_path), "PLYLOG_KAFKA_PORT": "19092", "PLYLOG_KAFKA_CONTROLLER_PORT": "19094"}
+    )
     with pytest.raises(SettingsError, match="would both listen on port 19094"):
         check_ports(clash)
 

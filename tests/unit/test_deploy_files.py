@@ -3,6 +3,7 @@ no Kubernetes), so they are checked against the code: every setting they give a 
 one the code reads, every port they open or probe is one the service listens on, every probe path
 one it serves, every topic one the contract names, every module one that exists. A setting renamed
 in the code, or a port or topic changed, fails here instead of drifting silently."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -26,8 +27,16 @@ DEFAULT_GATEWAY_PORT = 8000
 NAME = r"""["']((?:PLYLOG|KAFKA|REDIS)_[A-Z0-9_]+)["']"""
 #: the ways services/ read an environment variable: env.get("X"), environ["X"], env_number(env, "X"),
 #: the keys (_key(home, env, "X", ...), secret_key(settings.home, os.environ, "X", ...)) and typer options (envvar="X")
-READS = re.compile(r"(?:environ|env)(?:\.get\(|\[)\s*" + NAME + r"|env_number\(\s*[\w.]+,\s*" + NAME
-                   + r"|_key\(\s*[\w.]+,\s*[\w.]+,\s*" + NAME + r"|envvar=" + NAME)
+READS = re.compile(
+    r"(?:environ|env)(?:\.get\(|\[)\s*"
+    + NAME
+    + r"|env_number\(\s*[\w.]+,\s*"
+    + NAME
+    + r"|_key\(\s*[\w.]+,\s*[\w.]+,\s*"
+    + NAME
+    + r"|envvar="
+    + NAME
+)
 
 
 def settings_the_code_reads() -> set[str]:
@@ -41,8 +50,16 @@ def settings_the_code_reads() -> set[str]:
 
 def test_the_reads_are_found():
     read = settings_the_code_reads()
-    assert {"KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "PLYLOG_SECRET", "PLYLOG_OPS_PORT", "PLYLOG_RATE_PER_S",
-            "PLYLOG_HOME", "PLYLOG_DATA_DIR", "PLYLOG_BOT_SECRET"} <= read
+    assert {
+        "KAFKA_BOOTSTRAP_SERVERS",
+        "REDIS_URL",
+        "PLYLOG_SECRET",
+        "PLYLOG_OPS_PORT",
+        "PLYLOG_RATE_PER_S",
+        "PLYLOG_HOME",
+        "PLYLOG_DATA_DIR",
+        "PLYLOG_BOT_SECRET",
+    } <= read
     assert "PLYLOG_SERVICE" not in read  # set by `plylog up` for information; no service reads it
 
 
@@ -73,8 +90,11 @@ def kubernetes_objects() -> list[tuple[str, dict]]:
 
 
 def config_maps() -> dict[str, dict]:
-    return {doc["metadata"]["name"]: {**doc.get("data", {}), **doc.get("stringData", {})}
-            for _, doc in kubernetes_objects() if doc["kind"] in ("ConfigMap", "Secret")}
+    return {
+        doc["metadata"]["name"]: {**doc.get("data", {}), **doc.get("stringData", {})}
+        for _, doc in kubernetes_objects()
+        if doc["kind"] in ("ConfigMap", "Secret")
+    }
 
 
 def kubernetes_plylog_containers() -> list[tuple[str, dict, dict]]:
@@ -135,7 +155,9 @@ def test_compose_ports_and_probes_are_what_the_services_listen_on_and_serve():
         assert importlib.util.find_spec(module) is not None, f"{file} {name}: no module {module}"
         listening = listening_ports(service["environment"], module)
         for mapping in service.get("ports", []):
-            assert int(str(mapping).rsplit(":", 1)[1]) in listening, f"{file} {name}: {mapping} opens a port it does not listen on"
+            assert int(str(mapping).rsplit(":", 1)[1]) in listening, (
+                f"{file} {name}: {mapping} opens a port it does not listen on"
+            )
         probe = " ".join(service.get("healthcheck", {}).get("test", []))
         for port, path in re.findall(r"127\.0\.0\.1:(\d+)(/[a-z]+)", probe):
             assert int(port) in listening and path in routes, f"{file} {name}: healthcheck {port}{path}"
@@ -165,27 +187,45 @@ def test_kubernetes_services_target_ports_their_pods_open():
     for where, service in objects:
         if service["kind"] != "Service":
             continue
-        pods = [doc for _, doc in objects if doc["kind"] in ("Deployment", "StatefulSet")
-                and doc["spec"]["template"]["metadata"]["labels"].items() >= service["spec"]["selector"].items()]
+        pods = [
+            doc
+            for _, doc in objects
+            if doc["kind"] in ("Deployment", "StatefulSet")
+            and doc["spec"]["template"]["metadata"]["labels"].items() >= service["spec"]["selector"].items()
+        ]
         assert pods, f"{where}: Service {service['metadata']['name']} selects no pods"
-        opened = {p.get("name") for doc in pods for c in doc["spec"]["template"]["spec"]["containers"]
-                  for p in c.get("ports", [])} | {p["containerPort"] for doc in pods
-                  for c in doc["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+        opened = {
+            p.get("name")
+            for doc in pods
+            for c in doc["spec"]["template"]["spec"]["containers"]
+            for p in c.get("ports", [])
+        } | {
+            p["containerPort"]
+            for doc in pods
+            for c in doc["spec"]["template"]["spec"]["containers"]
+            for p in c.get("ports", [])
+        }
         for port in service["spec"]["ports"]:
             assert port.get("targetPort", port["port"]) in opened, f"{where}: {port}"
 
 
 def test_the_rules_workers_have_a_disruption_budget():
     budgets = [doc for _, doc in kubernetes_objects() if doc["kind"] == "PodDisruptionBudget"]
-    rules = [doc for _, doc in kubernetes_objects() if doc["kind"] == "StatefulSet" and doc["metadata"]["name"] == "rules"]
-    assert rules and any(b["spec"]["selector"]["matchLabels"] == rules[0]["spec"]["selector"]["matchLabels"]
-                         for b in budgets)
+    rules = [
+        doc for _, doc in kubernetes_objects() if doc["kind"] == "StatefulSet" and doc["metadata"]["name"] == "rules"
+    ]
+    assert rules and any(
+        b["spec"]["selector"]["matchLabels"] == rules[0]["spec"]["selector"]["matchLabels"] for b in budgets
+    )
 
 
 # --- topics and infrastructure ------------------------------------------------------------------------
 def test_strimzi_topics_are_the_contract_topics_with_three_replicas():
-    topics = {doc["spec"].get("topicName", doc["metadata"]["name"]): doc["spec"]
-              for _, doc in kubernetes_objects() if doc["kind"] == "KafkaTopic"}
+    topics = {
+        doc["spec"].get("topicName", doc["metadata"]["name"]): doc["spec"]
+        for _, doc in kubernetes_objects()
+        if doc["kind"] == "KafkaTopic"
+    }
     assert sorted(topics) == sorted(CONTRACT.all())
     assert topics[CONTRACT.outcomes]["partitions"] == 1
     assert topics[CONTRACT.moves]["partitions"] == topics[CONTRACT.results]["partitions"]

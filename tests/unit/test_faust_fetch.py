@@ -1,6 +1,7 @@
 """faust_fixes 9 (services/rules/faust_fetch.py): a changelog record fetched before its partition
 was seeked does not reach Faust; and the tests of Faust's and aiokafka's own behaviour that make it
 necessary (each fails the day they change)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,12 +1,12 @@
 """The rules worker's workarounds of faust-streaming (services/rules/faust_fixes.py): each does
 what it says, and each test of Faust's own behaviour fails the day Faust changes it, so the
 workaround can be dropped."""
+
 from __future__ import annotations
 
 import asyncio
 import inspect
 from dataclasses import dataclass
-from typing import Optional
 
 import faust
 import pytest
@@ -20,7 +20,7 @@ from services.rules.faust_fixes import MatchTable, Recovery
 
 @dataclass
 class _Message:
-    value: Optional[bytes]
+    value: bytes | None
     partition: int = 0
     offset: int = 0
 
@@ -31,11 +31,11 @@ class _Event:
     message: _Message
 
     @property
-    def value(self) -> Optional[bytes]:
+    def value(self) -> bytes | None:
         return self.message.value
 
 
-def changelog(key: bytes, value: Optional[bytes], partition: int = 0, offset: int = 0) -> _Event:
+def changelog(key: bytes, value: bytes | None, partition: int = 0, offset: int = 0) -> _Event:
     return _Event(key, _Message(value, partition, offset))
 
 
@@ -61,8 +61,14 @@ def test_a_stored_state_starts_with_its_offset_as_stored_offset_expects():
     from tests.support import record
 
     replayer = Replayer()
-    replayer.feed(record("m1", "alice", {"type": "create", "game": "strands", "seats": ["alice", "bob"],
-                                         "options": {"layout": "small-4"}}, 0))
+    replayer.feed(
+        record(
+            "m1",
+            "alice",
+            {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": "small-4"}},
+            0,
+        )
+    )
     assert stored_offset(Stored(replayer.states["m1"], 4321).encode()) == 4321
 
 
@@ -75,9 +81,15 @@ def test_faust_recovery_is_last_write_wins(app):
 
 def test_recovery_keeps_the_value_written_for_the_highest_moves_offset(app):
     table = MatchTable(app, name="matches", default=None, key_type=bytes, value_type=bytes)
-    table.apply_changelog_batch([changelog(b"m1", state_value(10, 2)), changelog(b"m1", state_value(20, 3)),
-                                 changelog(b"m1", state_value(15, 2)),  # a paused worker's late write
-                                 changelog(position_key(0), b"20"), changelog(position_key(0), b"12")])
+    table.apply_changelog_batch(
+        [
+            changelog(b"m1", state_value(10, 2)),
+            changelog(b"m1", state_value(20, 3)),
+            changelog(b"m1", state_value(15, 2)),  # a paused worker's late write
+            changelog(position_key(0), b"20"),
+            changelog(position_key(0), b"12"),
+        ]
+    )
     assert table.data[b"m1"] == state_value(20, 3) and table.data[position_key(0)] == b"20"
     table.apply_changelog_batch([changelog(b"m1", state_value(12, 2))])  # a later batch, same rule
     assert table.data[b"m1"] == state_value(20, 3)
@@ -88,8 +100,13 @@ def test_recovery_keeps_the_value_written_for_the_highest_moves_offset(app):
 def test_a_recovery_says_how_many_changelog_records_it_read_from_which_offsets(app):
     """The line a recovery ends with: a recovery that skipped part of a partition shows it."""
     table = MatchTable(app, name="matches", default=None, key_type=bytes, value_type=bytes)
-    table.apply_changelog_batch([changelog(b"m1", state_value(1, 1), 0, 7), changelog(b"m2", state_value(2, 1), 3, 2),
-                                 changelog(b"m1", state_value(3, 2), 0, 9)])
+    table.apply_changelog_batch(
+        [
+            changelog(b"m1", state_value(1, 1), 0, 7),
+            changelog(b"m2", state_value(2, 1), 3, 2),
+            changelog(b"m1", state_value(3, 2), 0, 9),
+        ]
+    )
     table.apply_changelog_batch([changelog(b"m1", state_value(4, 3), 0, 5)])
     assert table.applied_since() == {0: (3, 5, 9), 3: (1, 2, 2)}
     assert table.applied_since() == {}
@@ -154,7 +171,7 @@ async def test_faust_only_logs_a_changelog_write_kafka_refused(app):
 class _Producer:
     """What MatchTable asks of Faust's producer: send() -> a delivery future, in call order."""
 
-    def __init__(self, refuse_at: Optional[int] = None, fail_at: Optional[int] = None):
+    def __init__(self, refuse_at: int | None = None, fail_at: int | None = None):
         self.sent: list[tuple] = []
         self.deliveries: list[asyncio.Future] = []
         self._refuse_at, self._fail_at = refuse_at, fail_at
@@ -187,8 +204,12 @@ async def test_changelog_writes_reach_the_producer_in_order_with_their_partition
     assert table.get(b"a") == b"3" and table.get(b"b") == b"2"
     await table.acknowledged()
     topic = table.changelog_topic.get_topic_name()
-    assert producer.sent == [(topic, b"a", b"1", 3), (topic, b"b", b"2", 0), (topic, b"a", None, 3),
-                             (topic, b"a", b"3", 3)]
+    assert producer.sent == [
+        (topic, b"a", b"1", 3),
+        (topic, b"b", b"2", 0),
+        (topic, b"a", None, 3),
+        (topic, b"a", b"3", 3),
+    ]
 
 
 async def test_acknowledged_raises_the_first_changelog_write_kafka_refused(app):
@@ -400,6 +421,7 @@ async def test_a_partition_is_taken_over_until_a_recovery_of_it_completes(app, m
     """The cluster scaling test's rollback: a partition given away, then back in a pass cut short
     by the next rebalance, was counted as kept by the pass after (it had been active in the pass
     before) and read on from a record of another assignment."""
+
     async def completed(self, generation_id=0):
         return None
 

@@ -2,6 +2,7 @@
 that ended, when a late record comes, then the worker's core and every refold answer it alike
 (remembered before the limit, a match that never existed after it), and the worker's sweep finds
 exactly the entries the fold has forgotten."""
+
 from __future__ import annotations
 
 import orjson
@@ -44,8 +45,13 @@ def test_a_retry_of_the_last_move_is_a_duplicate_until_the_limit():
 
 def test_a_move_after_the_end_is_match_over_until_the_limit():
     core, table, offline = ended_match()
-    result = late(core, table, offline, record("m1", "bob", {"type": "place", "cells": [[1, 0]]}, 5),
-                  ENDED_AT + FORGET_FINISHED_AFTER)
+    result = late(
+        core,
+        table,
+        offline,
+        record("m1", "bob", {"type": "place", "cells": [[1, 0]]}, 5),
+        ENDED_AT + FORGET_FINISHED_AFTER,
+    )
     assert result["reason"]["code"] == "match_over" and result["view"]["status"] == "over"
 
 
@@ -63,7 +69,7 @@ def test_a_match_log_file_forgets_nothing():
     replayer = Replayer()
     for n, raw in enumerate([record("m1", "alice", CREATE, 0), record("m1", "alice", RESIGN, 1)]):
         replayer.feed(raw, {"file": "m1.jsonl", "line": n + 1})
-    again = replayer.feed(record("m1", "alice", RESIGN, 1), {"file": "m1.jsonl", "line": 10 ** 9})
+    again = replayer.feed(record("m1", "alice", RESIGN, 1), {"file": "m1.jsonl", "line": 10**9})
     assert again.result["duplicate"] is True
 
 
@@ -71,8 +77,8 @@ def test_the_sweep_finds_finished_entries_past_the_limit_of_owned_partitions_onl
     _, table, _ = ended_match()
     entries = {**table, b"m2": _active_m2().encode()}  # m2 lives on partition 0 and has not ended
     assert forgettable(entries.items(), {3: ENDED_AT + FORGET_FINISHED_AFTER}) == []
-    assert forgettable(entries.items(), {3: ENDED_AT + FORGET_FINISHED_AFTER + 1, 0: 10 ** 9}) == [(b"m1", 3)]
-    assert forgettable(entries.items(), {0: 10 ** 9}) == []  # partition 3 belongs to another worker
+    assert forgettable(entries.items(), {3: ENDED_AT + FORGET_FINISHED_AFTER + 1, 0: 10**9}) == [(b"m1", 3)]
+    assert forgettable(entries.items(), {0: 10**9}) == []  # partition 3 belongs to another worker
 
 
 def _active_m2() -> Stored:

@@ -1,6 +1,7 @@
 """Player identities and credentials (services/gateway/identity.py, tokens.py, config.py): guest
 tokens nobody can make for another player, platform JWTs checked with the configured key, the
 operator key, and forged credentials answered as forged (never an exception)."""
+
 from __future__ import annotations
 
 import time
@@ -69,8 +70,12 @@ def test_a_seat_token_with_a_signature_that_is_not_ascii_is_refused_not_an_error
 
 
 def platform(**claims) -> Authenticator:
-    return Authenticator(SECRET, "jwt", OPERATOR_KEY, JwtSettings(HS_KEY.encode(), ("HS256",), audience="plylog",
-                                                                  issuer="https://games.example"))
+    return Authenticator(
+        SECRET,
+        "jwt",
+        OPERATOR_KEY,
+        JwtSettings(HS_KEY.encode(), ("HS256",), audience="plylog", issuer="https://games.example"),
+    )
 
 
 def signed(key=HS_KEY, algorithm="HS256", **claims) -> str:
@@ -82,12 +87,21 @@ def test_a_platform_token_names_its_player():
     assert platform().identify(signed()).player == "u-123" and platform().identify(signed()).via == "jwt"
 
 
-@pytest.mark.parametrize("token", [
-    signed(exp=int(time.time()) - 10), signed(aud="elsewhere"), signed(iss="https://evil.example"),
-    signed(key="another-secret-0123456789abcdef0000"), signed(sub="bot:mcts-2"), signed(sub="plylog-timekeeper"),
-    signed(sub=None), signed(exp=None), signed(sub="x" * 65),
-    "a.b.c",
-])
+@pytest.mark.parametrize(
+    "token",
+    [
+        signed(exp=int(time.time()) - 10),
+        signed(aud="elsewhere"),
+        signed(iss="https://evil.example"),
+        signed(key="another-secret-0123456789abcdef0000"),
+        signed(sub="bot:mcts-2"),
+        signed(sub="plylog-timekeeper"),
+        signed(sub=None),
+        signed(exp=None),
+        signed(sub="x" * 65),
+        "a.b.c",
+    ],
+)
 def test_a_platform_token_that_is_expired_foreign_forged_or_names_plylog_is_refused(token):
     with pytest.raises(InvalidCredential):
         platform().identify(token)
@@ -105,21 +119,31 @@ def test_a_platform_token_signed_with_a_private_key_is_checked_with_its_public_k
     private = ec.generate_private_key(ec.SECP256R1())
     pem = private.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     (tmp_path / "platform.pem").write_bytes(pem)
-    config = GatewayConfig.from_env(tmp_path, {"PLYLOG_AUTH": "jwt", "PLYLOG_JWT_PUBLIC_KEY": f"@{tmp_path}/platform.pem",
-                                               "PLYLOG_JWT_AUDIENCE": "plylog", "PLYLOG_JWT_ISSUER": "https://games.example"})
+    config = GatewayConfig.from_env(
+        tmp_path,
+        {
+            "PLYLOG_AUTH": "jwt",
+            "PLYLOG_JWT_PUBLIC_KEY": f"@{tmp_path}/platform.pem",
+            "PLYLOG_JWT_AUDIENCE": "plylog",
+            "PLYLOG_JWT_ISSUER": "https://games.example",
+        },
+    )
     auth = Authenticator(SECRET, config.auth_mode, config.operator_key, config.jwt)
     assert auth.identify(signed(key=private, algorithm="ES256")).player == "u-123"
     with pytest.raises(InvalidCredential):  # an HS256 token made with the public key as its secret
         auth.identify(jwt.encode({"sub": "u-1", "exp": int(time.time()) + 60}, "x" * 40, algorithm="HS256"))
 
 
-@pytest.mark.parametrize("env,words", [
-    ({"PLYLOG_AUTH": "ldap"}, "PLYLOG_AUTH"),
-    ({"PLYLOG_AUTH": "jwt"}, "exactly one of"),
-    ({"PLYLOG_AUTH": "jwt", "PLYLOG_JWT_KEY": "short"}, "shorter than 32"),
-    ({"PLYLOG_AUTH": "jwt", "PLYLOG_JWT_KEY": HS_KEY, "PLYLOG_JWT_ALGORITHMS": "RS256"}, "does not fit"),
-    ({"PLYLOG_OPERATOR_KEY": "short"}, "PLYLOG_OPERATOR_KEY"),
-])
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"PLYLOG_AUTH": "ldap"}, "PLYLOG_AUTH"),
+        ({"PLYLOG_AUTH": "jwt"}, "exactly one of"),
+        ({"PLYLOG_AUTH": "jwt", "PLYLOG_JWT_KEY": "short"}, "shorter than 32"),
+        ({"PLYLOG_AUTH": "jwt", "PLYLOG_JWT_KEY": HS_KEY, "PLYLOG_JWT_ALGORITHMS": "RS256"}, "does not fit"),
+        ({"PLYLOG_OPERATOR_KEY": "short"}, "PLYLOG_OPERATOR_KEY"),
+    ],
+)
 def test_auth_settings_that_cannot_work_are_refused_with_what_to_do(tmp_path, env, words):
     with pytest.raises(SettingsError, match=words):
         GatewayConfig.from_env(tmp_path, env)

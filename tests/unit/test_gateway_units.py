@@ -1,5 +1,6 @@
 """Pure pieces of the gateway and its CLI: seat tokens, the secret file, SSE framing, the legal
 actions' secret hygiene, the short move syntax, and the public position the CLI draws."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,8 @@ from games.public import PublicPosition
 from services.cli._api import parse_sse
 from services.cli._moves import parse
 from services.common.settings import SettingsError
-from services.gateway.play import _without_guessable_secrets
 from services.gateway.config import SECRET_FILE, load_secret
+from services.gateway.play import _without_guessable_secrets
 from services.gateway.ratelimit import Verdict
 from services.gateway.sse import format_event, from_log
 from services.gateway.tokens import InvalidToken, SeatTokens
@@ -29,8 +30,14 @@ def test_seat_tokens_name_their_match_and_seat_and_cannot_be_forged():
     assert tokens.verify(token).match_id == "m-1" and tokens.verify(token).seat == 1
     assert tokens.issue("m-1", 0) != token and tokens.issue("m-2", 1) != token
     match_id, seat, mac = token.split(".")
-    for forged in (f"{match_id}.0.{mac}", f"m-2.{seat}.{mac}", f"{match_id}.{seat}.{mac[:-1]}A", "garbage", "a.b.c",
-                   SeatTokens(b"other" * 8).issue("m-1", 1)):
+    for forged in (
+        f"{match_id}.0.{mac}",
+        f"m-2.{seat}.{mac}",
+        f"{match_id}.{seat}.{mac[:-1]}A",
+        "garbage",
+        "a.b.c",
+        SeatTokens(b"other" * 8).issue("m-1", 1),
+    ):
         with pytest.raises(InvalidToken):
             tokens.verify(forged)
 
@@ -55,35 +62,48 @@ def test_sse_framing_round_trips_through_the_cli_parser():
 
 
 def test_legal_actions_never_hand_out_guessable_mastermind_secrets():
-    listed = [{"type": "set_code", "code": [0, 1, 2, 3], "salt": "public-derivable"},
-              {"type": "set_code", "code": [1, 1, 2, 3], "salt": "public-derivable"},
-              {"type": "commit", "commitment": "a" * 64}, {"type": "guess", "code": [0, 0, 0, 0]}]
+    listed = [
+        {"type": "set_code", "code": [0, 1, 2, 3], "salt": "public-derivable"},
+        {"type": "set_code", "code": [1, 1, 2, 3], "salt": "public-derivable"},
+        {"type": "commit", "commitment": "a" * 64},
+        {"type": "guess", "code": [0, 0, 0, 0]},
+    ]
     cleaned = _without_guessable_secrets(listed)
     assert [a["type"] for a in cleaned] == ["set_code", "set_code", "guess"]
     assert cleaned[0]["salt"] != "public-derivable" and len(cleaned[0]["salt"]) == 32
     assert _without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
 
 
-@pytest.mark.parametrize("game,line,action", [
-    ("strands", "1,0 0,-1", {"type": "place", "cells": [[1, 0], [0, -1]]}),
-    ("mana", "b1", {"type": "place_daimyo", "square": "b1"}),
-    ("mana", "e1 d3 a3", {"type": "move", "from": "e1", "to": "d3", "bird": "a3"}),
-    ("mana", "E1 D3", {"type": "move", "from": "e1", "to": "d3"}),
-    ("mana", "drop d3 a3", {"type": "drop", "to": "d3", "bird": "a3"}),
-    ("mastermind", "guess 0123", {"type": "guess", "code": [0, 1, 2, 3]}),
-    ("mastermind", "feedback 2 1", {"type": "feedback", "black": 2, "white": 1}),
-    ("mastermind", "reveal 0123 abcdef0123456789", {"type": "reveal", "code": [0, 1, 2, 3], "salt": "abcdef0123456789"}),
-    ("mind_ninja", "bid 3", {"type": "bid", "value": 3}),
-    ("mind_ninja", "pass", {"type": "pass"}),
-    ("mind_ninja", "role blocker", {"type": "choose_role", "role": "blocker"}),
-    ("mind_ninja", "0,1 red", {"type": "place", "cell": [0, 1], "color": "red"}),
-    ("mind_ninja", "setup 0,0:red 1,-1:blue", {"type": "setup", "stones": [{"cell": [0, 0], "color": "red"},
-                                                                          {"cell": [1, -1], "color": "blue"}]}),
-    ("mind_ninja", "end", {"type": "end_setup"}),
-    ("strands", "resign", {"type": "resign"}),
-    ("mana", "claim", {"type": "claim_timeout"}),
-    ("mana", '{"type": "abort"}', {"type": "abort"}),
-])
+@pytest.mark.parametrize(
+    "game,line,action",
+    [
+        ("strands", "1,0 0,-1", {"type": "place", "cells": [[1, 0], [0, -1]]}),
+        ("mana", "b1", {"type": "place_daimyo", "square": "b1"}),
+        ("mana", "e1 d3 a3", {"type": "move", "from": "e1", "to": "d3", "bird": "a3"}),
+        ("mana", "E1 D3", {"type": "move", "from": "e1", "to": "d3"}),
+        ("mana", "drop d3 a3", {"type": "drop", "to": "d3", "bird": "a3"}),
+        ("mastermind", "guess 0123", {"type": "guess", "code": [0, 1, 2, 3]}),
+        ("mastermind", "feedback 2 1", {"type": "feedback", "black": 2, "white": 1}),
+        (
+            "mastermind",
+            "reveal 0123 abcdef0123456789",
+            {"type": "reveal", "code": [0, 1, 2, 3], "salt": "abcdef0123456789"},
+        ),
+        ("mind_ninja", "bid 3", {"type": "bid", "value": 3}),
+        ("mind_ninja", "pass", {"type": "pass"}),
+        ("mind_ninja", "role blocker", {"type": "choose_role", "role": "blocker"}),
+        ("mind_ninja", "0,1 red", {"type": "place", "cell": [0, 1], "color": "red"}),
+        (
+            "mind_ninja",
+            "setup 0,0:red 1,-1:blue",
+            {"type": "setup", "stones": [{"cell": [0, 0], "color": "red"}, {"cell": [1, -1], "color": "blue"}]},
+        ),
+        ("mind_ninja", "end", {"type": "end_setup"}),
+        ("strands", "resign", {"type": "resign"}),
+        ("mana", "claim", {"type": "claim_timeout"}),
+        ("mana", '{"type": "abort"}', {"type": "abort"}),
+    ],
+)
 def test_short_move_syntax(game, line, action):
     assert parse(game, line) == action
 
@@ -146,8 +166,14 @@ def test_the_result_stream_orders_results_and_passes_changeless_ones_only_when_k
 
     async def run(keep):
         listener = Listener("m")
-        for result in (live(3), live(3), live(5), live(2, duplicate=True, event_id="mine"),
-                       {"status": "rejected", "seq": 5, "event_id": "bad"}, live(5, event_id="again")):
+        for result in (
+            live(3),
+            live(3),
+            live(5),
+            live(2, duplicate=True, event_id="mine"),
+            {"status": "rejected", "seq": 5, "event_id": "bad"},
+            live(5, event_id="again"),
+        ):
             listener.offer(Arrival(result, orjson.dumps(result)))
         stream = ResultStream(Projection(), None, Metrics(), keepalive_s=0.01)
         got = []
@@ -183,8 +209,16 @@ def test_an_early_stream_takes_each_result_once_from_whichever_copy_comes_first_
 
     async def run():
         listener, metrics = Listener("m", early=True), Metrics()
-        for arrival in (early(accepted(2)), announced(accepted(2)), announced(rejected), early(rejected),
-                        early(accepted(4)), announced(accepted(3)), announced(accepted(4)), early(accepted(3))):
+        for arrival in (
+            early(accepted(2)),
+            announced(accepted(2)),
+            announced(rejected),
+            early(rejected),
+            early(accepted(4)),
+            announced(accepted(3)),
+            announced(accepted(4)),
+            early(accepted(3)),
+        ):
             listener.offer(arrival)
         got = []
         async for result in ResultStream(Projection(), None, metrics, keepalive_s=0.01).results("m", 1, listener):
@@ -214,9 +248,20 @@ def test_the_hub_leaves_out_an_announcement_only_when_every_listener_has_it_from
             return [], None, 0
 
     def record(seq):
-        return orjson.dumps({"v": 1, "match_id": "m", "status": "accepted", "seq": seq, "event_id": f"e{seq}",
-                             "player": "p", "at": "2026-12-02T00:00:00Z", "events": [], "duplicate": False,
-                             "view": {"game": "strands", "status": "active", "seats": ["p", "q"], "to_move": [0]}})
+        return orjson.dumps(
+            {
+                "v": 1,
+                "match_id": "m",
+                "status": "accepted",
+                "seq": seq,
+                "event_id": f"e{seq}",
+                "player": "p",
+                "at": "2026-12-02T00:00:00Z",
+                "events": [],
+                "duplicate": False,
+                "view": {"game": "strands", "status": "active", "seats": ["p", "q"], "to_move": [0]},
+            }
+        )
 
     keys = Keys("t:")
 

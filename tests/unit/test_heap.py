@@ -1,4 +1,5 @@
 """services/common/heap.py: what exists when a service is ready is frozen out of later collections."""
+
 from __future__ import annotations
 
 import gc

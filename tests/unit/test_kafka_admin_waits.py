@@ -1,4 +1,5 @@
 """kafka_admin.wait_for_group_coordinator: asks again while the broker has no coordinator yet."""
+
 from __future__ import annotations
 
 import kafka.errors
@@ -43,7 +44,7 @@ def test_a_new_broker_without_its_offsets_topic_yet_is_asked_again(monkeypatch):
 
 def test_an_error_asking_again_cannot_mend_is_reported_at_once(monkeypatch):
     client = _with_admin(monkeypatch, [kafka.errors.GroupAuthorizationFailedError("not allowed")])
-    with pytest.raises(kafka_admin.KafkaAdminError, match="cannot find the coordinator of group plylog.rules"):
+    with pytest.raises(kafka_admin.KafkaAdminError, match=r"cannot find the coordinator of group plylog\.rules"):
         kafka_admin.wait_for_group_coordinator("b:9092", "plylog.rules", interval=0.001)
     assert client.asked == 1
 

@@ -1,5 +1,6 @@
 """The match lifecycle and the envelope checks of the fold, shared by every game
 (Strands on a 7-cell board is the vehicle)."""
+
 from __future__ import annotations
 
 import orjson
@@ -67,8 +68,13 @@ def test_an_invited_player_takes_their_own_seat_and_others_the_free_one():
 
 def test_a_reserved_seat_must_be_open_and_reserved_for_one_player():
     match = Match()
-    action = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": SIDE2},
-              "invited": [None, "carol"]}
+    action = {
+        "type": "create",
+        "game": "strands",
+        "seats": ["alice", "bob"],
+        "options": {"layout": SIDE2},
+        "invited": [None, "carol"],
+    }
     assert "cannot be reserved" in match.rejected("alice", action, "illegal")
     twice = {**action, "seats": [None, None], "invited": ["carol", "carol"]}
     assert "both seats are reserved" in match.rejected("alice", twice, "illegal")
@@ -94,12 +100,15 @@ def test_actions_on_an_unknown_match_are_rejected():
     assert result["reason"]["code"] == "unknown_match" and result["view"] is None and result["seq"] == 0
 
 
-@pytest.mark.parametrize("action", [
-    {"type": "create", "game": "chess", "seats": ["a", "b"]},
-    {"type": "create", "game": "strands", "seats": ["a"]},
-    {"type": "create", "game": "strands", "seats": ["a", "b"], "colour": "red"},
-    {"type": "create", "game": "strands", "seats": ["a", "b"], "clock": {"initial_s": -1}},
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "create", "game": "chess", "seats": ["a", "b"]},
+        {"type": "create", "game": "strands", "seats": ["a"]},
+        {"type": "create", "game": "strands", "seats": ["a", "b"], "colour": "red"},
+        {"type": "create", "game": "strands", "seats": ["a", "b"], "clock": {"initial_s": -1}},
+    ],
+)
 def test_bad_create_actions_are_malformed(action):
     assert Match().rejected("alice", action, "malformed")
 
@@ -127,8 +136,15 @@ def test_resign_gives_the_other_seat_the_win_even_out_of_turn():
     match = new()
     match.ok("alice", OPEN)
     events = match.ok("alice", {"type": "resign"})
-    assert events == [{"type": "match_ended", "winner": 1, "reason": "resign",
-                       "scores": {"black": [1], "white": []}, "at": match.view["ended_at"]}]
+    assert events == [
+        {
+            "type": "match_ended",
+            "winner": 1,
+            "reason": "resign",
+            "scores": {"black": [1], "white": []},
+            "at": match.view["ended_at"],
+        }
+    ]
     outcome = match.steps[-1].outcome
     assert outcome["rated"] is True and outcome["players"] == ["alice", "bob"] and outcome["seq"] == 3
     match.rejected("bob", OPEN, "match_over")
@@ -249,7 +265,7 @@ def test_retries_are_recognised_within_the_last_id_memory_accepted_records():
 
 def test_only_a_whole_remembered_digest_counts_not_one_across_two_neighbours():
     first, second = id_digest("alice", "e1"), id_digest("bob", "e2")
-    across = (first + second)[DIGEST_CHARS // 2:DIGEST_CHARS // 2 + DIGEST_CHARS]
+    across = (first + second)[DIGEST_CHARS // 2 : DIGEST_CHARS // 2 + DIGEST_CHARS]
     assert remembered_at(first + second, second) == 1 and remembered_at(first + second, first) == 0
     assert remembered_at(first + second, across) is None
     assert remembered_at(across + first + second, across) == 0
@@ -260,7 +276,7 @@ def test_a_state_stored_with_its_digests_as_a_list_loads_with_them_joined():
     match = new()
     match.ok("alice", OPEN)
     stored = match.state.to_json()
-    digests = [stored["recent_ids"][i:i + DIGEST_CHARS] for i in range(0, len(stored["recent_ids"]), DIGEST_CHARS)]
+    digests = [stored["recent_ids"][i : i + DIGEST_CHARS] for i in range(0, len(stored["recent_ids"]), DIGEST_CHARS)]
     assert len(digests) == match.state.seq
     loaded = MatchState.from_json({**stored, "recent_ids": digests})
     assert loaded == match.state
@@ -286,8 +302,13 @@ def test_expected_seq_gives_optimistic_concurrency():
 def test_unknown_record_fields_and_bad_ids_are_malformed():
     replayer = Replayer()
     good = orjson.loads(record("m1", "alice", {"type": "join"}, 1))
-    for broken in ({**good, "colour": 1}, {**good, "event_id": "has space"}, {**good, "at": "yesterday"},
-                   {**good, "v": 2}, {k: v for k, v in good.items() if k != "player"}):
+    for broken in (
+        {**good, "colour": 1},
+        {**good, "event_id": "has space"},
+        {**good, "at": "yesterday"},
+        {**good, "v": 2},
+        {k: v for k, v in good.items() if k != "player"},
+    ):
         result = replayer.feed(orjson.dumps(broken)).result
         assert result["status"] == "rejected" and result["reason"]["code"] == "malformed", broken
 
@@ -358,8 +379,19 @@ def test_record_key_must_equal_match_id():
 def test_result_records_follow_the_contract_shape():
     match = new()
     result = match.steps[-1].result
-    assert list(result) == ["v", "event_id", "match_id", "player", "status", "seq", "duplicate",
-                            "events", "view", "at", "source"]
+    assert list(result) == [
+        "v",
+        "event_id",
+        "match_id",
+        "player",
+        "status",
+        "seq",
+        "duplicate",
+        "events",
+        "view",
+        "at",
+        "source",
+    ]
     rejected = match.send("bob", OPEN).result
     assert rejected["events"] == [] and rejected["seq"] == 1 and rejected["view"]["seq"] == 1
     assert set(rejected["reason"]) == {"code", "message"}

@@ -4,6 +4,7 @@ Positions for scenarios are built with `games.mana.position` from a picture (ran
 to 1, as in the rules file) and put into a freshly created match; the fold continues from
 there exactly as the rules worker would.
 """
+
 from __future__ import annotations
 
 import random
@@ -52,8 +53,16 @@ def match_at(state: ManaState) -> Match:
 
 def probe(m: Match, player: str, action: dict) -> dict:
     """The result the fold would give, without changing the match."""
-    raw = orjson.dumps({"v": 1, "event_id": "probe", "match_id": m.match_id, "player": player,
-                        "at": "2026-11-29T23:00:00Z", "action": action})
+    raw = orjson.dumps(
+        {
+            "v": 1,
+            "event_id": "probe",
+            "match_id": m.match_id,
+            "player": player,
+            "at": "2026-11-29T23:00:00Z",
+            "action": action,
+        }
+    )
     return step(m.state, read(raw)).result
 
 
@@ -77,7 +86,7 @@ def pairs(state: ManaState, seat: int) -> set[tuple[str, str]]:
 
 # --- board -------------------------------------------------------------------------------------
 def test_marks_follow_the_rules_diagram_twelve_of_each():
-    assert MARKS == pic(DIAGRAM.replace(" ", ""))
+    assert pic(DIAGRAM.replace(" ", "")) == MARKS
     assert sorted(MARKS.count(d) for d in "123") == [12, 12, 12]
     corners = {SQUARES[i]: MARKS[i] for i in (0, 5, 30, 35)}
     assert [sq for sq, n in corners.items() if n == "3"] == ["a1"]
@@ -91,8 +100,9 @@ def test_routes_never_revisit_and_have_exactly_n_steps():
             r1, f1 = divmod(dest, 6)
             distance = abs(r0 - r1) + abs(f0 - f1)
             assert distance <= n and (n - distance) % 2 == 0 and dest != square
-            assert all(bin(mask).count("1") == n - 1 and not mask >> square & 1 and not mask >> dest & 1
-                       for mask in over)
+            assert all(
+                bin(mask).count("1") == n - 1 and not mask >> square & 1 and not mask >> dest & 1 for mask in over
+            )
 
 
 # --- setup ----------------------------------------------------------------------------------------
@@ -103,8 +113,9 @@ def test_options_are_normalised_with_defaults():
     assert m.view["phase"] == "setup" and m.view["to_move"] == [0] and m.view["board"] == "." * 36
 
 
-@pytest.mark.parametrize("options", [{"max_plies": 0}, {"max_plies": "300"}, {"bird_blocks": "no"},
-                                     {"bird_blocks": 1}, {"birds": True}])
+@pytest.mark.parametrize(
+    "options", [{"max_plies": 0}, {"max_plies": "300"}, {"bird_blocks": "no"}, {"bird_blocks": 1}, {"birds": True}]
+)
 def test_bad_options_are_malformed(options):
     m = Match()
     result = m.send(BLACK, {"type": "create", "game": "mana", "seats": [BLACK, WHITE], "options": options})
@@ -117,7 +128,8 @@ def test_daimyo_placement_black_then_white_fills_the_back_rows(black, white):
     m = Match()
     m.create("mana")
     assert m.ok(BLACK, {"type": "place_daimyo", "square": black}) == [
-        {"type": "daimyo_placed", "seat": 0, "square": black}]
+        {"type": "daimyo_placed", "seat": 0, "square": black}
+    ]
     assert m.view["to_move"] == [1]
     m.ok(WHITE, {"type": "place_daimyo", "square": white})
     board = m.view["board"]
@@ -128,8 +140,9 @@ def test_daimyo_placement_black_then_white_fills_the_back_rows(black, white):
     assert m.view["bird"] is None and m.view["mana"] is None and m.view["disobey"] is True
 
 
-@pytest.mark.parametrize("square,why", [("e1", "3 marks"), ("d1", "1 mark"), ("b2", "not on your back row"),
-                                        ("c6", "not on your back row")])
+@pytest.mark.parametrize(
+    "square,why", [("e1", "3 marks"), ("d1", "1 mark"), ("b2", "not on your back row"), ("c6", "not on your back row")]
+)
 def test_black_daimyo_must_go_on_a_double_square_of_rank_1(square, why):
     m = Match()
     m.create("mana")
@@ -165,8 +178,14 @@ def test_squares_are_named_a1_to_f6():
 
 
 # --- check values ----------------------------------------------------------------------------------
-FIRST_MOVES = {"a1": {"a4", "b3", "c2"}, "b1": {"a2", "b3", "c2"}, "c1": {"b2", "c3", "d2"}, "d1": {"d2"},
-               "e1": {"c2", "d3", "e4", "f3"}, "f1": {"e2", "f3"}}
+FIRST_MOVES = {
+    "a1": {"a4", "b3", "c2"},
+    "b1": {"a2", "b3", "c2"},
+    "c1": {"b2", "c3", "d2"},
+    "d1": {"d2"},
+    "e1": {"c2", "d3", "e4", "f3"},
+    "f1": {"e2", "f3"},
+}
 
 
 @pytest.mark.parametrize("daimyo", ["b1", "c1", "f1"])
@@ -178,8 +197,14 @@ def test_black_has_exactly_16_first_moves(daimyo):
     # decide agrees, square by square: exactly these (from, to) pairs are accepted (with a bird).
     for frm in FIRST_MOVES:
         for to in SQUARES:
-            action = next((a for a in GAME.legal_actions(m.state.board, 0)
-                           if a["type"] == "move" and (a["from"], a["to"]) == (frm, to)), move(frm, to, "a3"))
+            action = next(
+                (
+                    a
+                    for a in GAME.legal_actions(m.state.board, 0)
+                    if a["type"] == "move" and (a["from"], a["to"]) == (frm, to)
+                ),
+                move(frm, to, "a3"),
+            )
             accepted = probe(m, BLACK, action)["status"] == "accepted"
             assert accepted == ((frm, to) in expected), (frm, to)
 
@@ -195,13 +220,22 @@ def test_bird_rule_after_e1_d3():
     assert "a piece stands there" in m.rejected(BLACK, move("e1", "d3", "b1"), "illegal")
     assert "bird is missing" in m.rejected(BLACK, move("e1", "d3"), "illegal")
     assert m.ok(BLACK, move("e1", "d3", "a3")) == [
-        {"type": "piece_moved", "seat": 0, "piece": "ronin", "from": "e1", "to": "d3", "captured": None, "bird": "a3"}]
+        {"type": "piece_moved", "seat": 0, "piece": "ronin", "from": "e1", "to": "d3", "captured": None, "bird": "a3"}
+    ]
     assert (m.view["bird"], m.view["mana"], m.view["disobey"], m.view["ply"]) == ("a3", 2, False, 1)
     # White must move a piece on a 2-square (b6, c6 or f6), each exactly 2 steps.
     white = pairs(m.state.board, 1)
     assert {frm for frm, _ in white} == {"b6", "c6", "f6"}
-    assert white == {("b6", "a5"), ("b6", "b4"), ("b6", "c5"), ("c6", "b5"), ("c6", "c4"), ("c6", "d5"),
-                     ("f6", "e5"), ("f6", "f4")}
+    assert white == {
+        ("b6", "a5"),
+        ("b6", "b4"),
+        ("b6", "c5"),
+        ("c6", "b5"),
+        ("c6", "c4"),
+        ("c6", "d5"),
+        ("f6", "e5"),
+        ("f6", "f4"),
+    }
     message = m.rejected(WHITE, move("e6", "e5", "a2"), "illegal")
     assert "mana is 2" in message and "b6, c6, f6" in message and "e6 has 1 mark" in message
     message = m.rejected(WHITE, move("c6", "c5", "a2"), "illegal")
@@ -210,14 +244,16 @@ def test_bird_rule_after_e1_d3():
 
 # --- moving ------------------------------------------------------------------------------------------
 def test_u_shaped_three_step_move():
-    state = position(pic("""
+    state = position(
+        pic("""
         .....d
         ......
         ......
         ......
         ......
         R.D...
-    """))
+    """)
+    )
     assert ("a1", "b1") in pairs(state, 0)  # a1 -> a2 -> b2 -> b1
     m = match_at(state)
     events = m.ok(BLACK, move("a1", "b1", "a3"))
@@ -241,14 +277,18 @@ def test_paths_are_blocked_by_any_piece(blocker):
 
 
 def test_a_path_is_free_when_another_route_avoids_the_blocker():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         .....d
         ......
         ......
         ......
         .r....
         R.D...
-    """)))
+    """)
+        )
+    )
     m.ok(BLACK, move("a1", "b3", "c2"))  # a1-a2-a3-b3 avoids b2
 
 
@@ -301,17 +341,30 @@ def test_moving_nothing_or_the_enemy_is_refused():
 
 
 def test_capture_of_a_ronin_goes_to_its_owners_reserve():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         .....d
         ......
         ......
         ......
         ...r..
         ..DR..
-    """)))
+    """)
+        )
+    )
     events = m.ok(BLACK, move("d1", "d2", "a1"))  # d2 has 3 marks
-    assert events == [{"type": "piece_moved", "seat": 0, "piece": "ronin", "from": "d1", "to": "d2",
-                       "captured": "ronin", "bird": "a1"}]
+    assert events == [
+        {
+            "type": "piece_moved",
+            "seat": 0,
+            "piece": "ronin",
+            "from": "d1",
+            "to": "d2",
+            "captured": "ronin",
+            "bird": "a1",
+        }
+    ]
     assert m.view["reserves"] == [0, 1] and m.view["board"][9] == "R" and m.view["mana"] == 3
     # White has no piece on a 3-square: free, may drop its captured Ronin.
     assert m.view["disobey"] is True
@@ -320,20 +373,32 @@ def test_capture_of_a_ronin_goes_to_its_owners_reserve():
 
 
 def test_capture_of_the_daimyo_wins_and_the_bird_is_omitted():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         ......
         ......
         ......
         ......
         ...d..
         ..DR..
-    """), bird="b3"))
+    """),
+            bird="b3",
+        )
+    )
     assert m.state.board.mana == 1 and m.state.board.disobey is False  # d1 is on the mana: it must move
     message = m.rejected(BLACK, move("d1", "d2", "a1"), "illegal")
     assert "bird must be omitted" in message and "captures the Daimyo" in message
     events = m.ok(BLACK, move("d1", "d2"))
-    assert events[0] == {"type": "piece_moved", "seat": 0, "piece": "ronin", "from": "d1", "to": "d2",
-                         "captured": "daimyo", "bird": None}
+    assert events[0] == {
+        "type": "piece_moved",
+        "seat": 0,
+        "piece": "ronin",
+        "from": "d1",
+        "to": "d2",
+        "captured": "daimyo",
+        "bird": None,
+    }
     assert events[1]["type"] == "match_ended" and events[1]["winner"] == 0 and events[1]["reason"] == "daimyo_captured"
     assert m.view["status"] == "over" and m.view["bird"] is None and m.view["to_move"] == []
     assert m.view["outcome"] == {"winner": 0, "reason": "daimyo_captured", "scores": None}
@@ -341,28 +406,37 @@ def test_capture_of_the_daimyo_wins_and_the_bird_is_omitted():
 
 
 def test_explicit_null_bird_is_the_same_as_omitted():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         ......
         ......
         ......
         ......
         ...d..
         ..DR..
-    """)))
+    """)
+        )
+    )
     m.ok(BLACK, move("d1", "d2", bird=None) | {"bird": None})
     assert m.view["outcome"]["winner"] == 0
 
 
 # --- the bird and the mana ---------------------------------------------------------------------------
 def test_the_bird_may_stay_on_its_square():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         .....d
         ......
         ......
         ..R...
         ......
         D.....
-    """), bird="a3"))  # mana 2; Black stands on 3-squares only (a1, c3): free
+    """),
+            bird="a3",
+        )
+    )  # mana 2; Black stands on 3-squares only (a1, c3): free
     assert m.state.board.disobey is True
     events = m.ok(BLACK, move("c3", "d3", "a3"))  # c3 -> c4 -> d4 -> d3, a 2-mark arrival
     assert events[0]["bird"] == "a3" and m.view["bird"] == "a3" and m.view["mana"] == 2
@@ -390,14 +464,18 @@ def test_bird_omitted_when_no_empty_square_of_that_count_is_left():
 
 
 def test_disobeying_when_no_piece_stands_on_the_mana():
-    state = position(pic("""
+    state = position(
+        pic("""
         .....d
         ......
         ......
         ......
         R.....
         .RD...
-    """), bird="c3", reserves=(1, 0))  # mana 3; Black on b1 (2), c1 (2), a2 (1)
+    """),
+        bird="c3",
+        reserves=(1, 0),
+    )  # mana 3; Black on b1 (2), c1 (2), a2 (1)
     assert state.mana == 3 and state.disobey is True
     m = match_at(state)
     assert probe(m, BLACK, move("a2", "a3", "d3"))["status"] == "accepted"  # a2 (1 mark) -> a3 (2 marks)
@@ -406,28 +484,36 @@ def test_disobeying_when_no_piece_stands_on_the_mana():
 
 
 def test_disobeying_when_every_piece_on_the_mana_is_blocked():
-    state = position(pic("""
+    state = position(
+        pic("""
         .....d
         ......
         ......
         ......
         R.....
         RRD...
-    """), bird="c3", reserves=(1, 0))  # a1 (3) is Black's only piece on a 3-square and is walled in
+    """),
+        bird="c3",
+        reserves=(1, 0),
+    )  # a1 (3) is Black's only piece on a 3-square and is walled in
     assert state.disobey is True
     m = match_at(state)
     assert m.view is not None
     assert probe(m, BLACK, move("b1", "b3", "c2"))["status"] == "accepted"
     assert probe(m, BLACK, drop("d4", "a4"))["status"] == "accepted"
     # Control: free a2 so a1 can move; now Black must obey.
-    state = position(pic("""
+    state = position(
+        pic("""
         .....d
         ......
         ......
         ......
         ......
         RRD...
-    """), bird="c3", reserves=(1, 0))
+    """),
+        bird="c3",
+        reserves=(1, 0),
+    )
     assert state.disobey is False
     m = match_at(state)
     message = m.rejected(BLACK, move("b1", "b3", "c2"), "illegal")
@@ -439,14 +525,21 @@ def test_disobeying_when_every_piece_on_the_mana_is_blocked():
 
 # --- drops -------------------------------------------------------------------------------------------------
 def free_with_reserve(blocks: bool = True, reserve: int = 1) -> Match:
-    return match_at(position(pic("""
+    return match_at(
+        position(
+            pic("""
         .....d
         ......
         ......
         ......
         ......
         .RD...
-    """), bird="c3", reserves=(reserve, 0), bird_blocks=blocks))  # mana 3; Black has no piece on a 3-square
+    """),
+            bird="c3",
+            reserves=(reserve, 0),
+            bird_blocks=blocks,
+        )
+    )  # mana 3; Black has no piece on a 3-square
 
 
 def test_a_drop_sets_the_mana_from_its_square():
@@ -544,14 +637,20 @@ def test_ply_limit_draws_and_setup_does_not_count():
 
 
 def test_daimyo_capture_on_the_last_ply_still_wins():
-    m = match_at(position(pic("""
+    m = match_at(
+        position(
+            pic("""
         ......
         ......
         ......
         ......
         ...d..
         ..DR..
-    """), ply=9, max_plies=10))
+    """),
+            ply=9,
+            max_plies=10,
+        )
+    )
     events = m.ok(BLACK, move("d1", "d2"))
     assert events[-1]["reason"] == "daimyo_captured" and events[-1]["winner"] == 0
 
@@ -571,7 +670,14 @@ def test_public_view_fields():
     assert view["board"] == "RRDR.R" + "." * 9 + "R" + "." * 14 + "rrrrrd"
     assert view["marks"] == MARKS
     assert {k: view[k] for k in ("bird", "mana", "reserves", "phase", "ply", "disobey", "passes")} == {
-        "bird": "a3", "mana": 2, "reserves": [0, 0], "phase": "play", "ply": 1, "disobey": False, "passes": 0}
+        "bird": "a3",
+        "mana": 2,
+        "reserves": [0, 0],
+        "phase": "play",
+        "ply": 1,
+        "disobey": False,
+        "passes": 0,
+    }
     assert view["max_plies"] == 300 and view["bird_blocks"] is True
 
 

@@ -2,6 +2,7 @@
 
 Colours in the worked examples are letters: R Y G B K W = 0 1 2 3 4 5.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,19 @@ from itertools import product
 import orjson
 import pytest
 
-from games.mastermind import (GAME, MAX_ATTEMPTS, all_codes, as_code, code_problem, feedback, feedback_shapes, iter_codes,
-                              listing_salt, random_code, space_size)
+from games.mastermind import (
+    GAME,
+    MAX_ATTEMPTS,
+    all_codes,
+    as_code,
+    code_problem,
+    feedback,
+    feedback_shapes,
+    iter_codes,
+    listing_salt,
+    random_code,
+    space_size,
+)
 from tests.support import Match
 
 LETTER = {letter: n for n, letter in enumerate("RYGBKW")}
@@ -32,7 +44,9 @@ def mm(options=None, seats=("alice", "bob")) -> Match:
 
 def sha(match_id: str, round_: int, attempt: int, code: list[int], salt: str) -> str:
     """The commitment, computed here independently of the game: the rules' formula verbatim."""
-    text = "MM1|" + match_id + "|" + str(round_) + "|" + str(attempt) + "|" + ",".join(str(d) for d in code) + "|" + salt
+    text = (
+        "MM1|" + match_id + "|" + str(round_) + "|" + str(attempt) + "|" + ",".join(str(d) for d in code) + "|" + salt
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -51,48 +65,84 @@ def play_auto_round(match: Match, maker: str, breaker: str, secret: list[int], g
 # --- options ------------------------------------------------------------------------------------
 def test_default_options_are_filled_in_on_create():
     events = mm().steps[0].result["events"]
-    assert events[0]["options"] == {"pegs": 4, "colors": 6, "repeats": True, "max_distinct": None, "max_rows": 12,
-                                     "rounds": 2, "feedback": "auto", "unsolved_penalty": 2}
+    assert events[0]["options"] == {
+        "pegs": 4,
+        "colors": 6,
+        "repeats": True,
+        "max_distinct": None,
+        "max_rows": 12,
+        "rounds": 2,
+        "feedback": "auto",
+        "unsolved_penalty": 2,
+    }
 
 
-@pytest.mark.parametrize("options", [{"pegs": 3}, {"pegs": 2, "colors": 2}, {"pegs": 8, "colors": 10},
-                                     {"repeats": False, "pegs": 6, "colors": 6}, {"max_distinct": 3},
-                                     {"rounds": 4, "feedback": "manual", "max_rows": 8, "unsolved_penalty": 0}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"pegs": 3},
+        {"pegs": 2, "colors": 2},
+        {"pegs": 8, "colors": 10},
+        {"repeats": False, "pegs": 6, "colors": 6},
+        {"max_distinct": 3},
+        {"rounds": 4, "feedback": "manual", "max_rows": 8, "unsolved_penalty": 0},
+    ],
+)
 def test_possible_option_sets_are_accepted(options):
     match = mm(options)
     assert match.view["status"] == "active"
     assert {k: match.view["options"][k] for k in options} == options
 
 
-@pytest.mark.parametrize("options,words", [
-    ({"rounds": 3}, "rounds must be even"),
-    ({"repeats": False, "pegs": 5, "colors": 4}, "5 pegs, 4 colours"),
-    ({"max_distinct": 5}, "max_distinct 5 is more than the 4 pegs"),
-    ({"pegs": 8, "colors": 4, "max_distinct": 5}, "max_distinct 5 is more than the 4 colours"),
-    ({"repeats": False, "max_distinct": 3}, "leaves no valid code"),
-])
+@pytest.mark.parametrize(
+    "options,words",
+    [
+        ({"rounds": 3}, "rounds must be even"),
+        ({"repeats": False, "pegs": 5, "colors": 4}, "5 pegs, 4 colours"),
+        ({"max_distinct": 5}, "max_distinct 5 is more than the 4 pegs"),
+        ({"pegs": 8, "colors": 4, "max_distinct": 5}, "max_distinct 5 is more than the 4 colours"),
+        ({"repeats": False, "max_distinct": 3}, "leaves no valid code"),
+    ],
+)
 def test_impossible_option_combinations_are_illegal(options, words):
     match = Match()
-    message = match.rejected("alice", {"type": "create", "game": "mastermind", "seats": ["alice", "bob"],
-                                       "options": options}, "illegal")
+    message = match.rejected(
+        "alice", {"type": "create", "game": "mastermind", "seats": ["alice", "bob"], "options": options}, "illegal"
+    )
     assert words in message
 
 
-@pytest.mark.parametrize("options,field", [
-    ({"pegs": 1}, "pegs"), ({"pegs": 9}, "pegs"), ({"colors": 1}, "colors"), ({"colors": 11}, "colors"),
-    ({"feedback": "robot"}, "feedback"), ({"rounds": 0}, "rounds"), ({"pegs": "4"}, "pegs"),
-    ({"colours": 6}, "colours"), ({"max_rows": 0}, "max_rows"), ({"unsolved_penalty": -1}, "unsolved_penalty"),
-])
+@pytest.mark.parametrize(
+    "options,field",
+    [
+        ({"pegs": 1}, "pegs"),
+        ({"pegs": 9}, "pegs"),
+        ({"colors": 1}, "colors"),
+        ({"colors": 11}, "colors"),
+        ({"feedback": "robot"}, "feedback"),
+        ({"rounds": 0}, "rounds"),
+        ({"pegs": "4"}, "pegs"),
+        ({"colours": 6}, "colours"),
+        ({"max_rows": 0}, "max_rows"),
+        ({"unsolved_penalty": -1}, "unsolved_penalty"),
+    ],
+)
 def test_out_of_range_or_unknown_options_are_malformed(options, field):
     match = Match()
-    message = match.rejected("alice", {"type": "create", "game": "mastermind", "seats": ["alice", "bob"],
-                                       "options": options}, "malformed")
+    message = match.rejected(
+        "alice", {"type": "create", "game": "mastermind", "seats": ["alice", "bob"], "options": options}, "malformed"
+    )
     assert field in message
 
 
 # --- feedback -------------------------------------------------------------------------------------
-FEEDBACK_EXAMPLES = [("RRGG", "RGRG", (2, 2)), ("RRRR", "RGBY", (1, 0)), ("RRYB", "GGRB", (1, 1)),
-                     ("YKGY", "GKYG", (1, 2)), ("RGBY", "YBGR", (0, 4))]
+FEEDBACK_EXAMPLES = [
+    ("RRGG", "RGRG", (2, 2)),
+    ("RRRR", "RGBY", (1, 0)),
+    ("RRYB", "GGRB", (1, 1)),
+    ("YKGY", "GKYG", (1, 2)),
+    ("RGBY", "YBGR", (0, 4)),
+]
 
 
 @pytest.mark.parametrize("secret,guess,expected", FEEDBACK_EXAMPLES)
@@ -107,8 +157,14 @@ def test_feedback_examples_through_the_fold(secret, guess, expected):
     match.ok("alice", {"type": "set_code", "code": pegs(secret), "salt": SALT})
     events = match.ok("bob", {"type": "guess", "code": pegs(guess)})
     assert events[0] == {"type": "guessed", "round": 1, "attempt": 1, "row": 1, "code": pegs(guess)}
-    assert events[1] == {"type": "feedback_given", "round": 1, "attempt": 1, "row": 1,
-                         "black": expected[0], "white": expected[1]}
+    assert events[1] == {
+        "type": "feedback_given",
+        "round": 1,
+        "attempt": 1,
+        "row": 1,
+        "black": expected[0],
+        "white": expected[1],
+    }
     assert match.view["rows"] == [[as_code(pegs(guess)), *expected]]
 
 
@@ -177,8 +233,9 @@ def test_feedback_shapes_exclude_p_minus_1_and_1():
 def test_set_code_commits_with_the_mm1_formula_and_shows_no_code():
     match = mm()
     events = match.ok("alice", {"type": "set_code", "code": [0, 1, 2, 3], "salt": SALT})
-    assert events == [{"type": "secret_committed", "round": 1, "attempt": 1,
-                       "commitment": sha("m1", 1, 1, [0, 1, 2, 3], SALT)}]
+    assert events == [
+        {"type": "secret_committed", "round": 1, "attempt": 1, "commitment": sha("m1", 1, 1, [0, 1, 2, 3], SALT)}
+    ]
     expected = hashlib.sha256(b"MM1|m1|1|1|0,1,2,3|" + SALT.encode()).hexdigest()
     assert events[0]["commitment"] == expected
     assert match.view["commitment"] == expected
@@ -193,8 +250,15 @@ def test_salts_of_16_to_128_hex_characters_are_accepted(salt):
     assert events[0]["commitment"] == sha("m1", 1, 1, [0, 1, 2, 3], salt)
 
 
-@pytest.mark.parametrize("salt,words", [("0" * 15, "not 15 characters"), ("a" * 129, "not 129 characters"),
-                                        ("0123456789abcdeg", "must be hex"), ("", "not 0 characters")])
+@pytest.mark.parametrize(
+    "salt,words",
+    [
+        ("0" * 15, "not 15 characters"),
+        ("a" * 129, "not 129 characters"),
+        ("0123456789abcdeg", "must be hex"),
+        ("", "not 0 characters"),
+    ],
+)
 def test_bad_salts_are_illegal(salt, words):
     match = mm()
     message = match.rejected("alice", {"type": "set_code", "code": [0, 1, 2, 3], "salt": salt}, "illegal")
@@ -208,28 +272,34 @@ INVALID_CODES = [  # options, code, what a guess's rejection says, what a secret
     ({}, [0, 1, 2, 6], "peg 4 is colour 6, but colours are 0 to 5", "has a peg outside the colours 0 to 5"),
     ({}, [-1, 1, 2, 3], "peg 1 is colour -1", "has a peg outside the colours 0 to 5"),
     ({"repeats": False}, [0, 1, 1, 3], "colour 1 appears 2 times, but repeats are off", "repeats a colour"),
-    ({"max_distinct": 2}, [0, 1, 2, 2], "uses 3 distinct colours, but at most 2 are allowed (max_distinct)",
-     "uses more than the 2 distinct colours allowed (max_distinct)"),
+    (
+        {"max_distinct": 2},
+        [0, 1, 2, 2],
+        "uses 3 distinct colours, but at most 2 are allowed (max_distinct)",
+        "uses more than the 2 distinct colours allowed (max_distinct)",
+    ),
 ]
 
 
 @pytest.mark.parametrize("options,code,guess_words,secret_words", INVALID_CODES)
 def test_an_invalid_guess_is_illegal_and_the_message_says_which_peg(options, code, guess_words, secret_words):
     match = mm(options)
-    match.ok("alice", {"type": "set_code", "code": [0, 1, 2, 3] if not options.get("max_distinct") else [0, 1, 1, 0],
-                       "salt": SALT})
+    match.ok(
+        "alice",
+        {"type": "set_code", "code": [0, 1, 2, 3] if not options.get("max_distinct") else [0, 1, 1, 0], "salt": SALT},
+    )
     message = match.rejected("bob", {"type": "guess", "code": code}, "illegal")
     assert message.startswith("the guess") and guess_words in message
 
 
 @pytest.mark.parametrize("options,code,guess_words,secret_words", INVALID_CODES)
-def test_an_invalid_secret_is_illegal_and_the_public_message_shows_no_peg_of_it(options, code, guess_words,
-                                                                                secret_words):
+def test_an_invalid_secret_is_illegal_and_the_public_message_shows_no_peg_of_it(
+    options, code, guess_words, secret_words
+):
     for kind, match in (("set_code", mm(options)), ("reveal", _at_reveal(options))):
         message = match.rejected("alice", {"type": kind, "code": code, "salt": SALT}, "illegal")
         assert secret_words in message, message
-        assert not any(f"colour {c}" in message or f"peg {n}" in message
-                       for n, c in enumerate(code, start=1)), message
+        assert not any(f"colour {c}" in message or f"peg {n}" in message for n, c in enumerate(code, start=1)), message
 
 
 def _at_reveal(options) -> Match:
@@ -247,12 +317,15 @@ def test_max_distinct_lets_a_code_use_fewer_colours_and_repeats_them():
     assert events[1]["black"] == 3 and events[1]["white"] == 0
 
 
-@pytest.mark.parametrize("action", [
-    {"type": "guess", "code": ["R", "G", "B", "Y"]},
-    {"type": "guess", "code": [0, 1, 2, 3], "extra": 1},
-    {"type": "guess", "code": [True, 1, 2, 3]},
-    {"type": "guess"},
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "guess", "code": ["R", "G", "B", "Y"]},
+        {"type": "guess", "code": [0, 1, 2, 3], "extra": 1},
+        {"type": "guess", "code": [True, 1, 2, 3]},
+        {"type": "guess"},
+    ],
+)
 def test_wrongly_typed_actions_are_malformed(action):
     match = mm()
     match.ok("alice", {"type": "set_code", "code": [0, 1, 2, 3], "salt": SALT})
@@ -284,11 +357,14 @@ def test_hot_seat_guess_before_code_and_second_set_code_are_illegal():
     assert "set_code is the codemaker's action" in message
 
 
-@pytest.mark.parametrize("action,words", [
-    ({"type": "commit", "commitment": "a" * 64}, "feedback 'auto'"),
-    ({"type": "feedback", "black": 0, "white": 0}, "only with feedback 'manual'"),
-    ({"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT}, "only with feedback 'manual'"),
-])
+@pytest.mark.parametrize(
+    "action,words",
+    [
+        ({"type": "commit", "commitment": "a" * 64}, "feedback 'auto'"),
+        ({"type": "feedback", "black": 0, "white": 0}, "only with feedback 'manual'"),
+        ({"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT}, "only with feedback 'manual'"),
+    ],
+)
 def test_manual_actions_are_illegal_in_auto_mode(action, words):
     match = mm()
     assert words in match.rejected("alice", action, "illegal")
@@ -304,7 +380,13 @@ def test_set_code_is_illegal_in_manual_mode():
 def test_found_on_row_k_scores_k_and_the_roles_swap():
     match = mm()
     last = play_auto_round(match, "alice", "bob", [0, 1, 2, 3], [[5, 5, 5, 5], [0, 0, 1, 1], [0, 1, 2, 3]])
-    assert [e["type"] for e in last] == ["guessed", "feedback_given", "secret_revealed", "round_scored", "round_started"]
+    assert [e["type"] for e in last] == [
+        "guessed",
+        "feedback_given",
+        "secret_revealed",
+        "round_scored",
+        "round_started",
+    ]
     assert last[1] == {"type": "feedback_given", "round": 1, "attempt": 1, "row": 3, "black": 4, "white": 0}
     assert last[2] == {"type": "secret_revealed", "round": 1, "attempt": 1, "code": [0, 1, 2, 3], "salt": SALT}
     assert last[3] == {"type": "round_scored", "round": 1, "breaker": 1, "points": 3}
@@ -312,8 +394,17 @@ def test_found_on_row_k_scores_k_and_the_roles_swap():
     view = match.view
     assert view["totals"] == [0, 3] and view["round"] == 2 and view["codemaker"] == 1 and view["to_move"] == [1]
     assert view["rows"] == [] and view["commitment"] is None
-    assert view["tries"] == [{"round": 1, "attempt": 1, "codemaker": 0, "commitment": sha("m1", 1, 1, [0, 1, 2, 3], SALT),
-                              "code": "0123", "salt": SALT, "points": 3}]
+    assert view["tries"] == [
+        {
+            "round": 1,
+            "attempt": 1,
+            "codemaker": 0,
+            "commitment": sha("m1", 1, 1, [0, 1, 2, 3], SALT),
+            "code": "0123",
+            "salt": SALT,
+            "points": 3,
+        }
+    ]
     match.rejected("alice", {"type": "set_code", "code": [0, 1, 2, 3], "salt": SALT}, "not_your_turn")
     match.ok("bob", {"type": "set_code", "code": [1, 1, 1, 1], "salt": SALT})
     assert match.view["to_move"] == [0]
@@ -395,13 +486,16 @@ def test_manual_round_commit_guess_feedback_reveal():
     secret = [0, 1, 2, 3]
     commitment = sha("m1", 1, 1, secret, SALT)
     assert match.ok("alice", {"type": "commit", "commitment": commitment.upper()}) == [
-        {"type": "secret_committed", "round": 1, "attempt": 1, "commitment": commitment}]
+        {"type": "secret_committed", "round": 1, "attempt": 1, "commitment": commitment}
+    ]
     assert match.ok("bob", {"type": "guess", "code": [0, 0, 1, 1]}) == [
-        {"type": "guessed", "round": 1, "attempt": 1, "row": 1, "code": [0, 0, 1, 1]}]
+        {"type": "guessed", "round": 1, "attempt": 1, "row": 1, "code": [0, 0, 1, 1]}
+    ]
     assert match.view["to_move"] == [0] and match.view["rows"] == [["0011", None, None]]
     match.rejected("bob", {"type": "guess", "code": [0, 0, 1, 1]}, "not_your_turn")
     assert match.ok("alice", {"type": "feedback", "black": 1, "white": 1}) == [
-        {"type": "feedback_given", "round": 1, "attempt": 1, "row": 1, "black": 1, "white": 1}]
+        {"type": "feedback_given", "round": 1, "attempt": 1, "row": 1, "black": 1, "white": 1}
+    ]
     match.ok("bob", {"type": "guess", "code": [0, 1, 2, 3]})
     match.ok("alice", {"type": "feedback", "black": 4, "white": 0})
     assert match.view["phase"] == "reveal" and match.view["to_move"] == [0]
@@ -415,10 +509,16 @@ def test_manual_round_commit_guess_feedback_reveal():
     assert match.view["totals"] == [0, 2] and match.view["penalties"] == [0, 0]
 
 
-@pytest.mark.parametrize("black,white,words", [
-    (-1, 0, "must be >= 0"), (0, -1, "must be >= 0"), (3, 2, "black + white = 5 is more than the 4 pegs"),
-    (0, 5, "is more than the 4 pegs"), (3, 1, "black 3, white 1 cannot happen"),
-])
+@pytest.mark.parametrize(
+    "black,white,words",
+    [
+        (-1, 0, "must be >= 0"),
+        (0, -1, "must be >= 0"),
+        (3, 2, "black + white = 5 is more than the 4 pegs"),
+        (0, 5, "is more than the 4 pegs"),
+        (3, 1, "black 3, white 1 cannot happen"),
+    ],
+)
 def test_impossible_feedback_shapes_are_illegal(black, white, words):
     match = manual()
     match.ok("alice", {"type": "commit", "commitment": sha("m1", 1, 1, [0, 1, 2, 3], SALT)})
@@ -434,8 +534,9 @@ def test_p_minus_1_and_1_is_illegal_for_3_pegs_too():
     match.ok("alice", {"type": "feedback", "black": 0, "white": 3})
 
 
-@pytest.mark.parametrize("commitment,words", [("a" * 63, "got 63 characters"), ("g" * 64, "not all hex"),
-                                              ("a" * 65, "got 65 characters")])
+@pytest.mark.parametrize(
+    "commitment,words", [("a" * 63, "got 63 characters"), ("g" * 64, "not all hex"), ("a" * 65, "got 65 characters")]
+)
 def test_commitments_must_be_64_hex(commitment, words):
     match = manual()
     message = match.rejected("alice", {"type": "commit", "commitment": commitment}, "illegal")
@@ -451,7 +552,9 @@ def test_reveal_when_not_due_is_refused():
     message = match.rejected("alice", {"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT}, "illegal")
     assert "no reveal due" in message and "black == 4" in message and "last row (12)" in message
     match.ok("alice", {"type": "feedback", "black": 3, "white": 0})
-    assert "codemaker's action" in match.rejected("bob", {"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT}, "illegal")
+    assert "codemaker's action" in match.rejected(
+        "bob", {"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT}, "illegal"
+    )
 
 
 def test_reveal_is_due_after_the_last_rows_feedback_and_scores_unsolved():
@@ -482,8 +585,17 @@ def test_bad_commitment_costs_the_codemaker_3_and_replays_the_round_with_attempt
     match.ok("alice", {"type": "feedback", "black": 4, "white": 0})
     events = match.ok("alice", {"type": "reveal", "code": [0, 1, 2, 3], "salt": SALT2})
     assert events == [
-        {"type": "indication_error", "round": 1, "attempt": 1, "rows": [], "reason": "bad_commitment",
-         "codemaker": 0, "penalty": 3, "code": [0, 1, 2, 3], "salt": SALT2},
+        {
+            "type": "indication_error",
+            "round": 1,
+            "attempt": 1,
+            "rows": [],
+            "reason": "bad_commitment",
+            "codemaker": 0,
+            "penalty": 3,
+            "code": [0, 1, 2, 3],
+            "salt": SALT2,
+        },
         {"type": "round_started", "round": 1, "attempt": 2, "codemaker": 0, "codebreaker": 1},
     ]
     view = match.view
@@ -539,8 +651,17 @@ def test_wrong_feedback_lists_the_wrong_rows_and_voids_the_try():
         match.ok("alice", {"type": "feedback", "black": black, "white": white})
     assert match.view["phase"] == "reveal"
     events = match.ok("alice", {"type": "reveal", "code": secret, "salt": SALT})
-    assert events[0] == {"type": "indication_error", "round": 1, "attempt": 1, "rows": [1, 4], "reason": "wrong_feedback",
-                         "codemaker": 0, "penalty": 3, "code": secret, "salt": SALT}
+    assert events[0] == {
+        "type": "indication_error",
+        "round": 1,
+        "attempt": 1,
+        "rows": [1, 4],
+        "reason": "wrong_feedback",
+        "codemaker": 0,
+        "penalty": 3,
+        "code": secret,
+        "salt": SALT,
+    }
     assert events[1]["attempt"] == 2 and events[1]["codemaker"] == 0
     assert match.view["totals"] == [3, 0]
     assert match.view["tries"][0]["wrong_rows"] == [1, 4]
@@ -582,8 +703,17 @@ def test_only_the_codemakers_own_view_shows_the_running_secret():
     for raw in (public, breaker, orjson.dumps(match.view)):
         assert b"0123" not in raw and b"[0,1,2,3]" not in raw and SALT.encode() not in raw
     assert GAME.view(board, 0)["secret"] == {"code": "0123", "salt": SALT}
-    assert set(GAME.view(board, None)) >= {"round", "attempt", "codemaker", "codebreaker", "rows", "commitment",
-                                           "tries", "totals", "penalties"}
+    assert set(GAME.view(board, None)) >= {
+        "round",
+        "attempt",
+        "codemaker",
+        "codebreaker",
+        "rows",
+        "commitment",
+        "tries",
+        "totals",
+        "penalties",
+    }
 
 
 def test_render_shows_rows_as_colour_letters_and_hides_the_secret():
@@ -600,12 +730,25 @@ def test_render_shows_rows_as_colour_letters_and_hides_the_secret():
 
 
 # --- listings and bots -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("key", [(4, 6, True, None), (3, 6, True, None), (4, 6, False, None), (5, 8, True, 2),
-                                 (6, 4, True, 3), (2, 2, True, 1), (4, 4, False, 4)])
+@pytest.mark.parametrize(
+    "key",
+    [
+        (4, 6, True, None),
+        (3, 6, True, None),
+        (4, 6, False, None),
+        (5, 8, True, 2),
+        (6, 4, True, 3),
+        (2, 2, True, 1),
+        (4, 4, False, 4),
+    ],
+)
 def test_code_space_is_counted_and_enumerated_exactly(key):
     pegs_, colors, repeats, distinct = key
-    brute = ["".join(map(str, c)) for c in product(range(colors), repeat=pegs_)
-             if (repeats or len(set(c)) == pegs_) and (distinct is None or len(set(c)) <= distinct)]
+    brute = [
+        "".join(map(str, c))
+        for c in product(range(colors), repeat=pegs_)
+        if (repeats or len(set(c)) == pegs_) and (distinct is None or len(set(c)) <= distinct)
+    ]
     assert list(iter_codes(key)) == brute
     assert space_size(key) == len(brute)
 
@@ -632,8 +775,17 @@ def test_legal_feedback_lists_the_14_shapes_for_4_pegs():
 @pytest.mark.parametrize("key", [(8, 10, True, None), (8, 10, False, None), (8, 10, True, 2), (7, 9, True, 1)])
 def test_random_codes_are_valid_without_enumerating(key):
     from games.mastermind import Settings
-    settings = Settings(pegs=key[0], colors=key[1], repeats=key[2], max_distinct=key[3], max_rows=12, rounds=2,
-                        feedback="auto", unsolved_penalty=2)
+
+    settings = Settings(
+        pegs=key[0],
+        colors=key[1],
+        repeats=key[2],
+        max_distinct=key[3],
+        max_rows=12,
+        rounds=2,
+        feedback="auto",
+        unsolved_penalty=2,
+    )
     rng = random.Random(5)
     for _ in range(300):
         code = random_code(key, rng)
@@ -642,6 +794,7 @@ def test_random_codes_are_valid_without_enumerating(key):
 
 def test_manual_bots_recover_their_own_code_and_play_to_the_end():
     from tests.support import random_playout
+
     played = random_playout("mastermind", {"feedback": "manual", "pegs": 8, "colors": 10, "max_rows": 4}, seed=3)
     assert played.state.status == "over"
     assert events_of(played, "secret_revealed")

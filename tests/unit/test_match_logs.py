@@ -1,5 +1,6 @@
 """What `plylog export` puts in a match's log, and how its results are paired and compared
 (services/cli/_match_logs.py, services/cli/export.py), without Kafka."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,8 +52,10 @@ def test_a_time_range_takes_matches_created_in_it_with_their_earlier_records():
     created_ms = parse_moment(orjson.loads(inside_log[0])["at"], "--since")
     collector = PartitionCollector(partition, PARTITIONS, created_between(created_ms, created_ms + 1))
     early_log = [raw.replace(b"2026-11-29T22", b"2026-11-29T20") for raw in playout(early, 2)]
-    records = [Record(partition, n, orjson.loads(v)["match_id"].encode(), v)
-               for n, v in enumerate([before_create, *early_log, *inside_log])]
+    records = [
+        Record(partition, n, orjson.loads(v)["match_id"].encode(), v)
+        for n, v in enumerate([before_create, *early_log, *inside_log])
+    ]
     for rec in records:
         collector.feed(rec)
     wanted = {key: [r.value for r in log.moves] for key, log in collector.logs.items()}
@@ -81,9 +84,15 @@ def test_a_record_with_a_line_break_makes_the_match_unwritable():
 
 def _topic_results(records: list[Record]) -> list[Record]:
     replayer = Replayer()
-    return [Record(r.partition, n, r.key, encode(replayer.feed(r.value, {"partition": r.partition, "offset": r.offset},
-                                                             key=r.key).result))
-            for n, r in enumerate(records)]
+    return [
+        Record(
+            r.partition,
+            n,
+            r.key,
+            encode(replayer.feed(r.value, {"partition": r.partition, "offset": r.offset}, key=r.key).result),
+        )
+        for n, r in enumerate(records)
+    ]
 
 
 def test_results_pair_with_their_records_first_copy_first():
@@ -107,7 +116,7 @@ def test_compare_replay_is_byte_for_byte_apart_from_source():
     lines = [r.value for r in records]
     same = compare_replay(lines, "m1.moves.jsonl", topic)
     assert same.results == len(records) and same.differences == []
-    altered = topic[:-1] + [topic[-1].replace(b'"status":"over"', b'"status":"active"')]
+    altered = [*topic[:-1], topic[-1].replace(b'"status":"over"', b'"status":"active"')]
     assert compare_replay(lines, "m1.moves.jsonl", altered).differences
     assert compare_replay(lines[:-1], "m1.moves.jsonl", topic).differences
 

@@ -1,9 +1,10 @@
 """Mind Ninja through the real fold: phases, bidding, setup, roles, the free-move protocol, end
 conditions, views, rejections, and the worked examples of shared/rules/mind-ninja.md.
 (Patterns themselves: test_mind_ninja_patterns.py.)"""
+
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import pytest
 
@@ -14,10 +15,10 @@ A, B = "alice", "bob"  # seat 0, seat 1
 
 
 def stones(red: Iterable = (), blue: Iterable = ()) -> list[dict]:
-    return ([{"cell": list(c), "color": "red"} for c in red] + [{"cell": list(c), "color": "blue"} for c in blue])
+    return [{"cell": list(c), "color": "red"} for c in red] + [{"cell": list(c), "color": "blue"} for c in blue]
 
 
-def ready(pattern: dict, side: int = 5, red: Iterable = (), blue: Iterable = (), role: Optional[str] = None) -> Match:
+def ready(pattern: dict, side: int = 5, red: Iterable = (), blue: Iterable = (), role: str | None = None) -> Match:
     """Alice passes at once (chooser, no free moves), Bob invents `pattern` and sets up the stones;
     Alice then chooses `role` when given."""
     m = Match()
@@ -126,7 +127,7 @@ def test_legal_bids_list_every_value():
     listed = list(GAME.legal_actions(game(m), 0))
     assert listed == [{"type": "bid", "value": v} for v in range(0, 20)] + [{"type": "pass"}]
     m.ok(A, {"type": "bid", "value": 7})
-    assert [a.get("value") for a in GAME.legal_actions(game(m), 1)] == list(range(8, 20)) + [None]
+    assert [a.get("value") for a in GAME.legal_actions(game(m), 1)] == [*list(range(8, 20)), None]
 
 
 # --- pattern, setup, roles ------------------------------------------------------------------------
@@ -136,9 +137,20 @@ def test_the_inventor_chooses_and_the_event_carries_the_normalised_pattern():
     m.ok(A, {"type": "pass"})
     assert m.rejected(A, {"type": "choose_pattern", "pattern": FIVE}, "not_your_turn")
     events = m.ok(B, {"type": "choose_pattern", "pattern": {"id": "five_in_a_row", "params": {"n": 6}}})
-    assert events == [{"type": "pattern_chosen", "seat": 1, "pattern": {
-        "id": "five_in_a_row", "name": "five_in_a_row", "colors": "fixed", "params": {"n": 6, "color": "red"},
-        "def": {"row": {"n": 6, "color": "red"}}, "full_board": False}}]
+    assert events == [
+        {
+            "type": "pattern_chosen",
+            "seat": 1,
+            "pattern": {
+                "id": "five_in_a_row",
+                "name": "five_in_a_row",
+                "colors": "fixed",
+                "params": {"n": 6, "color": "red"},
+                "def": {"row": {"n": 6, "color": "red"}},
+                "full_board": False,
+            },
+        }
+    ]
     assert m.view["pattern"]["params"] == {"n": 6, "color": "red"}
     assert m.view["phase"] == "setup" and m.view["to_move"] == [1]
 
@@ -149,8 +161,13 @@ def test_setup_places_stones_in_several_actions_then_ends():
     m.ok(A, {"type": "pass"})
     m.ok(B, {"type": "choose_pattern", "pattern": FIVE})
     events = m.ok(B, {"type": "setup", "stones": [{"cell": [1, 0], "color": "blue"}, {"cell": [0, 0], "color": "red"}]})
-    assert events == [{"type": "stones_set_up", "seat": 1,
-                       "stones": [{"cell": [0, 0], "color": "red"}, {"cell": [1, 0], "color": "blue"}]}]
+    assert events == [
+        {
+            "type": "stones_set_up",
+            "seat": 1,
+            "stones": [{"cell": [0, 0], "color": "red"}, {"cell": [1, 0], "color": "blue"}],
+        }
+    ]
     m.ok(B, {"type": "setup", "stones": [{"cell": [-4, 0], "color": "red"}]})
     board = m.view["board"]
     geometry = game(m).geometry
@@ -166,8 +183,12 @@ def test_setup_rejections():
     m.ok(A, {"type": "pass"})
     m.ok(B, {"type": "choose_pattern", "pattern": FIVE})
     m.ok(B, {"type": "setup", "stones": [{"cell": [0, 0], "color": "red"}]})
-    assert "[0,0] is occupied" in m.rejected(B, {"type": "setup", "stones": [{"cell": [0, 0], "color": "blue"}]}, "illegal")
-    assert "[5,0] is off the board" in m.rejected(B, {"type": "setup", "stones": [{"cell": [5, 0], "color": "red"}]}, "illegal")
+    assert "[0,0] is occupied" in m.rejected(
+        B, {"type": "setup", "stones": [{"cell": [0, 0], "color": "blue"}]}, "illegal"
+    )
+    assert "[5,0] is off the board" in m.rejected(
+        B, {"type": "setup", "stones": [{"cell": [5, 0], "color": "red"}]}, "illegal"
+    )
     dup = [{"cell": [1, 1], "color": "red"}, {"cell": [1, 1], "color": "blue"}]
     assert "listed twice" in m.rejected(B, {"type": "setup", "stones": dup}, "illegal")
     m.rejected(B, {"type": "setup", "stones": []}, "malformed")
@@ -193,8 +214,12 @@ def test_setup_already_holding_the_pattern_chooser_takes_builder_and_wins():
     assert m.state.status == "over"
     outcome = m.state.outcome
     assert outcome["winner"] == 0 and outcome["reason"] == "pattern_formed"
-    assert outcome["scores"] == {"pattern": "five_in_a_row", "builder": 0, "blocker": 1,
-                                 "cells": [[-2, 0], [-1, 0], [0, 0], [1, 0], [2, 0]]}
+    assert outcome["scores"] == {
+        "pattern": "five_in_a_row",
+        "builder": 0,
+        "blocker": 1,
+        "cells": [[-2, 0], [-1, 0], [0, 0], [1, 0], [2, 0]],
+    }
 
 
 def test_setup_holding_the_pattern_and_chooser_blocks_then_the_inventor_wins():
@@ -215,13 +240,16 @@ def test_setup_filling_the_board_without_the_pattern_blocker_wins_at_the_role_ch
 def test_play_alternates_from_the_builder_with_fixed_colours():
     m = ready(FIVE, role="builder")
     assert m.ok(A, {"type": "place", "cell": [0, 0], "color": "red"}) == [
-        {"type": "stone_placed", "seat": 0, "cell": [0, 0], "color": "red", "free": False}]
+        {"type": "stone_placed", "seat": 0, "cell": [0, 0], "color": "red", "free": False}
+    ]
     assert m.view["to_move"] == [1]
     message = m.rejected(B, {"type": "place", "cell": [1, 0], "color": "red"}, "illegal")
     assert "blocker places blue" in message
     m.ok(B, {"type": "place", "cell": [1, 0], "color": "blue"})
     assert "builder places red" in m.rejected(A, {"type": "place", "cell": [2, 0], "color": "blue"}, "illegal")
-    assert "[1,0] is occupied (a blue stone)" in m.rejected(A, {"type": "place", "cell": [1, 0], "color": "red"}, "illegal")
+    assert "[1,0] is occupied (a blue stone)" in m.rejected(
+        A, {"type": "place", "cell": [1, 0], "color": "red"}, "illegal"
+    )
     assert "off the board" in m.rejected(A, {"type": "place", "cell": [0, 5], "color": "red"}, "illegal")
     assert m.rejected(B, {"type": "place", "cell": [2, 0], "color": "blue"}, "not_your_turn")
     assert "no free move to decline" in m.rejected(A, {"type": "decline_free"}, "illegal")
@@ -238,8 +266,9 @@ def test_either_colours_let_both_players_place_both_colours():
 
 
 def test_the_builder_wins_even_when_the_blocker_completes_the_pattern():
-    m = ready({"id": "five_in_a_row", "params": {"color": "blue"}}, role="builder",
-              blue=[(-2, 0), (-1, 0), (1, 0), (2, 0)])
+    m = ready(
+        {"id": "five_in_a_row", "params": {"color": "blue"}}, role="builder", blue=[(-2, 0), (-1, 0), (1, 0), (2, 0)]
+    )
     m.ok(A, {"type": "place", "cell": [0, 3], "color": "red"})
     m.ok(B, {"type": "place", "cell": [0, 0], "color": "blue"})
     assert m.state.outcome["winner"] == 0 and m.state.outcome["reason"] == "pattern_formed"
@@ -260,8 +289,11 @@ def test_the_full_board_without_the_pattern_gives_the_blocker_the_win():
     m = ready(FIVE, side=3, blue=[c for c in geometry.cells if c != last], role="builder")
     events = m.ok(A, {"type": "place", "cell": list(last), "color": "red"})
     assert events[-1]["type"] == "match_ended"
-    assert m.state.outcome == {"winner": 1, "reason": "board_full",
-                               "scores": {"pattern": "five_in_a_row", "builder": 0, "blocker": 1, "cells": None}}
+    assert m.state.outcome == {
+        "winner": 1,
+        "reason": "board_full",
+        "scores": {"pattern": "five_in_a_row", "builder": 0, "blocker": 1, "cells": None},
+    }
 
 
 def test_a_last_placement_that_forms_the_pattern_wins_for_the_builder_on_a_full_board():
@@ -368,7 +400,17 @@ def test_legal_actions_per_phase():
     m.create("mind_ninja", {"side": 3})
     m.ok(A, {"type": "pass"})
     assert [a["pattern"]["id"] for a in GAME.legal_actions(game(m), 1)] == [
-        "five_in_a_row", "havannah", "hex", "y", "ring", "big_group", "triangle", "flower", "odd", "equicolored"]
+        "five_in_a_row",
+        "havannah",
+        "hex",
+        "y",
+        "ring",
+        "big_group",
+        "triangle",
+        "flower",
+        "odd",
+        "equicolored",
+    ]
     assert list(GAME.legal_actions(game(m), 0)) == []
     m.ok(B, {"type": "choose_pattern", "pattern": FIVE})
     m.ok(B, {"type": "setup", "stones": stones(red=[(0, 0)])})
@@ -376,8 +418,10 @@ def test_legal_actions_per_phase():
     assert len(listed) == 18 * 2 + 1 and listed[-1] == {"type": "end_setup"}
     assert {"type": "setup", "stones": [{"cell": [0, 0], "color": "red"}]} not in listed
     m.ok(B, {"type": "end_setup"})
-    assert list(GAME.legal_actions(game(m), 0)) == [{"type": "choose_role", "role": "builder"},
-                                                    {"type": "choose_role", "role": "blocker"}]
+    assert list(GAME.legal_actions(game(m), 0)) == [
+        {"type": "choose_role", "role": "builder"},
+        {"type": "choose_role", "role": "blocker"},
+    ]
     m.ok(A, {"type": "choose_role", "role": "blocker"})
     listed = list(GAME.legal_actions(game(m), 1))
     assert len(listed) == 18 and all(a["color"] == "red" for a in listed)
@@ -390,11 +434,18 @@ def test_render_shows_the_board_and_the_state():
     assert "pattern five_in_a_row" in text and "pattern_formed: seat 0 wins" in text
 
 
-@pytest.mark.parametrize("action", [
-    {"type": "bid"}, {"type": "bid", "value": "x"}, {"type": "place", "cell": [0]},
-    {"type": "choose_role", "role": "king"}, {"type": "choose_pattern"}, {"type": "choose_pattern", "pattern": "five"},
-    {"type": "decline_free", "now": True},
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"type": "bid"},
+        {"type": "bid", "value": "x"},
+        {"type": "place", "cell": [0]},
+        {"type": "choose_role", "role": "king"},
+        {"type": "choose_pattern"},
+        {"type": "choose_pattern", "pattern": "five"},
+        {"type": "decline_free", "now": True},
+    ],
+)
 def test_malformed_actions(action):
     m = Match()
     m.create("mind_ninja", {"side": 5})

@@ -2,17 +2,18 @@
 catalogue entry on two board sizes, combinators, colours, normalisation and the rejections of
 bad patterns. A position is judged by setting it up and letting the chooser take the builder
 role: the end check after the role choice ends the match iff the pattern is formed."""
+
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 import pytest
 
 from games.hexgrid import DIRECTIONS, hex_board
 from games.mind_ninja_patterns import normalise_pattern
 from tests import reference_patterns as reference
-from tests.unit.test_mind_ninja import A, B, ready
 from tests.support import Match
+from tests.unit.test_mind_ninja import A, B, ready
 
 SIDES = [5, 7]
 Cell = tuple[int, int]
@@ -63,7 +64,7 @@ def union(*parts: Iterable[Cell]) -> list[Cell]:
     return list(seen)
 
 
-def judged(pattern: dict, side: int, red: Iterable[Cell] = (), blue: Iterable[Cell] = ()) -> Optional[list]:
+def judged(pattern: dict, side: int, red: Iterable[Cell] = (), blue: Iterable[Cell] = ()) -> list | None:
     """Set up the position, the chooser takes the builder role: the pattern's cells ([] when it
     names none) if the match ended with the builder winning, None if play goes on."""
     red, blue = list(red), list(blue)
@@ -92,7 +93,7 @@ def test_worked_five_in_a_row_examples():
     five = {"id": "five_in_a_row"}
     assert judged(five, 5, red=[(-2, 0), (-1, 0), (0, 0), (1, 0), (2, 0)]) == [(-2, 0), (-1, 0), (0, 0), (1, 0), (2, 0)]
     assert formed(five, 5, red=[(2, -2), (1, -1), (0, 0), (-1, 1), (-2, 2)])
-    assert not formed(five, 5, red=[(-2, 0), (-1, 0), (0, 0), (1, 0), (2, 0)][:3] + [(1, -1), (2, -1)])
+    assert not formed(five, 5, red=[*[(-2, 0), (-1, 0), (0, 0), (1, 0), (2, 0)][:3], (1, -1), (2, -1)])
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -100,7 +101,9 @@ def test_row_along_every_axis(side):
     five = {"id": "five_in_a_row"}
     n = side - 1
     for direction in ((1, 0), (0, 1), (1, -1)):
-        cells = [(-n // 2 * direction[0] + i * direction[0], -n // 2 * direction[1] + i * direction[1]) for i in range(5)]
+        cells = [
+            (-n // 2 * direction[0] + i * direction[0], -n // 2 * direction[1] + i * direction[1]) for i in range(5)
+        ]
         assert formed(five, side, red=cells), direction
         assert not formed(five, side, red=cells[:4]), direction
         assert not formed(five, side, red=cells[:2] + cells[3:], blue=[cells[2]]), direction
@@ -126,7 +129,7 @@ def test_ring_around_an_empty_cell_and_the_worked_example(side):
     six = around((0, 0))
     assert sorted(judged(ring, side, red=six)) == sorted(six)
     for missing in range(6):
-        assert not formed(ring, side, red=six[:missing] + six[missing + 1:])
+        assert not formed(ring, side, red=six[:missing] + six[missing + 1 :])
     assert formed({"id": "havannah"}, side, red=six)
 
 
@@ -152,7 +155,7 @@ def test_ring_at_the_rim(side):
 @pytest.mark.parametrize("side", SIDES)
 def test_a_filled_ring_encloses_nothing(side):
     """Rings are judged on the position: a flower of red stones encloses no cell."""
-    assert not formed({"id": "ring"}, side, red=around((0, 0)) + [(0, 0)])
+    assert not formed({"id": "ring"}, side, red=[*around((0, 0)), (0, 0)])
     assert formed({"id": "ring", "params": {"color": "blue"}}, side, blue=around((0, 0)), red=[(0, 0)])
 
 
@@ -278,7 +281,7 @@ def test_triangle_in_every_rotation(side):
 
 @pytest.mark.parametrize("side", SIDES)
 def test_flower(side):
-    flower = [(1, -1)] + around((1, -1))
+    flower = [(1, -1), *around((1, -1))]
     assert set(judged({"id": "flower"}, side, red=flower)) == set(flower)
     assert not formed({"id": "flower"}, side, red=flower[1:])  # that is a ring, not a flower
     assert not formed({"id": "flower"}, side, red=flower[:-1])
@@ -299,7 +302,7 @@ def test_a_shape_found_only_under_a_reflection(side):
     shape = custom({"shape": {"cells": [list(c) for c in CHIRAL]}})
     assert set(judged(shape, side, red=placed)) == set(placed)
     assert not formed(shape, side, red=placed[:3])
-    assert not formed(shape, side, red=placed[:3] + [(placed[3][0] + 1, placed[3][1])])
+    assert not formed(shape, side, red=[*placed[:3], (placed[3][0] + 1, placed[3][1])])
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -343,13 +346,22 @@ def test_odd_counts_groups_of_both_colours_on_the_full_board(side):
     # k counts: with k larger than either half, no group counts (0 is even) ...
     left = sum(1 for c in hex_board(side).cells if c[0] <= 0)
     right = len(hex_board(side).cells) - left
-    m = _full_board_match({"id": "odd", "params": {"k": max(left, right) + 1}}, side,
-                          lambda c: "red" if c[0] <= 0 else "blue", (0, 0), "red")
+    m = _full_board_match(
+        {"id": "odd", "params": {"k": max(left, right) + 1}},
+        side,
+        lambda c: "red" if c[0] <= 0 else "blue",
+        (0, 0),
+        "red",
+    )
     assert m.state.outcome["winner"] == 1
+
     # ... and with k = 1 a lone blue stone counts too: red half + blue half + lone blue = 3.
     def three(c):
         return "blue" if c == (-1, 0) or c[0] > 0 else "red"
-    assert _full_board_match({"id": "odd", "params": {"k": 1}}, side, three, (2, 0), "blue").state.outcome["winner"] == 0
+
+    assert (
+        _full_board_match({"id": "odd", "params": {"k": 1}}, side, three, (2, 0), "blue").state.outcome["winner"] == 0
+    )
 
 
 def _class(c: Cell) -> int:
@@ -363,7 +375,7 @@ def test_equicolored_on_the_full_board(side):
     def blue_heavy(c):
         return "red" if _class(c) == 1 else "blue"
 
-    red, blue = _fill(side, blue_heavy)
+    red, _blue = _fill(side, blue_heavy)
     assert reference.equicolored("".join("R" if c in red else "B" for c in hex_board(side).cells), side)
     m = _full_board_match({"id": "equicolored"}, side, blue_heavy, (0, 0), blue_heavy((0, 0)))
     assert m.state.outcome["winner"] == 0 and m.state.outcome["reason"] == "pattern_formed"
@@ -430,18 +442,33 @@ def test_a_combination_with_a_full_board_primitive_is_judged_on_the_full_board_o
 # --- normalisation --------------------------------------------------------------------------------------
 CATALOGUE_DEFS = {
     "five_in_a_row": ("fixed", {"n": 5, "color": "red"}, {"row": {"n": 5, "color": "red"}}),
-    "havannah": ("fixed", {"sides": 3, "color": "red"},
-                 {"any": [{"ring": {"color": "red"}}, {"bridge": {"color": "red"}}, {"fork": {"sides": 3, "color": "red"}}]}),
-    "hex": ("fixed", {"edges": 2, "mode": "opposite", "color": "red"},
-            {"connect": {"edges": 2, "mode": "opposite", "color": "red"}}),
-    "y": ("fixed", {"edges": 3, "mode": "alternate", "color": "red"},
-          {"connect": {"edges": 3, "mode": "alternate", "color": "red"}}),
+    "havannah": (
+        "fixed",
+        {"sides": 3, "color": "red"},
+        {"any": [{"ring": {"color": "red"}}, {"bridge": {"color": "red"}}, {"fork": {"sides": 3, "color": "red"}}]},
+    ),
+    "hex": (
+        "fixed",
+        {"edges": 2, "mode": "opposite", "color": "red"},
+        {"connect": {"edges": 2, "mode": "opposite", "color": "red"}},
+    ),
+    "y": (
+        "fixed",
+        {"edges": 3, "mode": "alternate", "color": "red"},
+        {"connect": {"edges": 3, "mode": "alternate", "color": "red"}},
+    ),
     "ring": ("fixed", {"color": "red"}, {"ring": {"color": "red"}}),
     "big_group": ("fixed", {"size": 32, "color": "red"}, {"group": {"size": 32, "color": "red"}}),
-    "triangle": ("fixed", {"cells": [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 2]], "color": "red"},
-                 {"shape": {"cells": [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 2]], "color": "red"}}),
-    "flower": ("fixed", {"cells": [[0, 0], [1, 0], [1, -1], [0, -1], [-1, 0], [-1, 1], [0, 1]], "color": "red"},
-               {"shape": {"cells": [[0, 0], [1, 0], [1, -1], [0, -1], [-1, 0], [-1, 1], [0, 1]], "color": "red"}}),
+    "triangle": (
+        "fixed",
+        {"cells": [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 2]], "color": "red"},
+        {"shape": {"cells": [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [0, 2]], "color": "red"}},
+    ),
+    "flower": (
+        "fixed",
+        {"cells": [[0, 0], [1, 0], [1, -1], [0, -1], [-1, 0], [-1, 1], [0, 1]], "color": "red"},
+        {"shape": {"cells": [[0, 0], [1, 0], [1, -1], [0, -1], [-1, 0], [-1, 1], [0, 1]], "color": "red"}},
+    ),
     "odd": ("either", {"k": 5}, {"odd": {"k": 5}}),
     "equicolored": ("either", {}, {"equicolored": {}}),
 }
@@ -451,20 +478,43 @@ CATALOGUE_DEFS = {
 def test_catalogue_expansion(pattern_id):
     colors, params, definition = CATALOGUE_DEFS[pattern_id]
     assert normalise_pattern({"id": pattern_id}, 7) == {
-        "id": pattern_id, "name": pattern_id, "colors": colors, "params": params, "def": definition,
-        "full_board": pattern_id in ("odd", "equicolored")}
+        "id": pattern_id,
+        "name": pattern_id,
+        "colors": colors,
+        "params": params,
+        "def": definition,
+        "full_board": pattern_id in ("odd", "equicolored"),
+    }
 
 
 def test_param_overrides_and_custom_defaults_are_filled_in():
     assert normalise_pattern({"id": "five_in_a_row", "params": {"n": 6}}, 5)["def"] == {"row": {"n": 6, "color": "red"}}
     assert normalise_pattern({"id": "havannah", "params": {"color": "blue"}}, 5)["def"]["any"][2] == {
-        "fork": {"sides": 3, "color": "blue"}}
-    assert normalise_pattern({"id": "custom", "def": {"all": [{"ring": {}}, {"connect": {"mode": "alternate"}},
-                                                               {"connect": {}}, {"fork": {}}, {"odd": {}}]}}, 5) == {
-        "id": "custom", "name": "custom", "colors": "fixed", "full_board": True,
-        "def": {"all": [{"ring": {"color": "red"}}, {"connect": {"edges": 3, "mode": "alternate", "color": "red"}},
-                        {"connect": {"edges": 2, "mode": "opposite", "color": "red"}},
-                        {"fork": {"sides": 3, "color": "red"}}, {"odd": {"k": 5}}]}}
+        "fork": {"sides": 3, "color": "blue"}
+    }
+    assert normalise_pattern(
+        {
+            "id": "custom",
+            "def": {
+                "all": [{"ring": {}}, {"connect": {"mode": "alternate"}}, {"connect": {}}, {"fork": {}}, {"odd": {}}]
+            },
+        },
+        5,
+    ) == {
+        "id": "custom",
+        "name": "custom",
+        "colors": "fixed",
+        "full_board": True,
+        "def": {
+            "all": [
+                {"ring": {"color": "red"}},
+                {"connect": {"edges": 3, "mode": "alternate", "color": "red"}},
+                {"connect": {"edges": 2, "mode": "opposite", "color": "red"}},
+                {"fork": {"sides": 3, "color": "red"}},
+                {"odd": {"k": 5}},
+            ]
+        },
+    }
 
 
 def test_a_normalised_pattern_is_accepted_again_unchanged():
@@ -474,7 +524,7 @@ def test_a_normalised_pattern_is_accepted_again_unchanged():
 
 
 BAD_PATTERNS = [
-    ({"id": "gomoku"}, ["unknown pattern id \"gomoku\"", "five_in_a_row", "equicolored", "custom"]),
+    ({"id": "gomoku"}, ['unknown pattern id "gomoku"', "five_in_a_row", "equicolored", "custom"]),
     ({"params": {}}, ["no 'id'"]),
     ({"id": "five_in_a_row", "params": {"length": 6}}, ["unknown param 'length'", "five_in_a_row", "n, color"]),
     ({"id": "equicolored", "params": {"k": 3}}, ["unknown param 'k'", "its params: none"]),
@@ -495,8 +545,10 @@ BAD_PATTERNS = [
     ({"id": "five_in_a_row", "colour": "red"}, ["unknown key 'colour'"]),
     ({"id": "custom"}, ["needs a def"]),
     ({"id": "custom", "def": {"line": {"n": 3}}}, ["def: unknown primitive 'line'", "row, group, connect", "all, any"]),
-    ({"id": "custom", "def": {"all": [{"row": {}}, {"any": [{"bridge": {"corners": 3}}]}]}},
-     ["def.all[1].any[0].bridge: unknown param 'corners'", "bridge params: color"]),
+    (
+        {"id": "custom", "def": {"all": [{"row": {}}, {"any": [{"bridge": {"corners": 3}}]}]}},
+        ["def.all[1].any[0].bridge: unknown param 'corners'", "bridge params: color"],
+    ),
     ({"id": "custom", "def": {"group": {"color": "red"}}}, ["def.group: param 'size' is required"]),
     ({"id": "custom", "def": {"odd": {"color": "red"}}}, ["unknown param 'color'", "odd params: k"]),
     ({"id": "custom", "def": {"equicolored": {"k": 1}}}, ["equicolored takes no params"]),
@@ -543,6 +595,7 @@ def test_group_masks_give_the_edges_of_the_hexgrid(side):
     """The judge keeps sides and corners per group and derives the edges: they must agree with
     hexgrid's edge numbering (edge k from corner k to corner k+1) for every cell."""
     from games.mind_ninja_patterns import EDGES_OF_MASK, cell_masks
+
     board = hex_board(side)
     for i in range(board.size):
         assert EDGES_OF_MASK[cell_masks(side)[i]] == board.edge_mask[i]

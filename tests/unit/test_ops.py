@@ -1,5 +1,6 @@
 """The ops server of the workers (services/common/ops.py) on a real socket: /readyz follows what
 the loop published (assigned, recovered, lag within PLYLOG_READY_LAG), /livez the loop's beat."""
+
 import time
 
 import httpx

@@ -1,4 +1,5 @@
 """The projector's pure parts without Redis: Glicko-2, and result/outcome records -> Redis commands."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -11,8 +12,7 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.common.redis_keys import Keys
 from services.projector.glicko2 import NEW_PLAYER, Rating, rate, rate_match
-from services.projector.plan import (Consumed, Known, Standing, deadline, decode, needs, plan, player_fields,
-                                     utc_day)
+from services.projector.plan import Consumed, Known, Standing, deadline, decode, needs, plan, player_fields, utc_day
 from tests.support import T0_MS, record
 
 KEYS = Keys("p:")
@@ -61,47 +61,79 @@ def by_name(commands, name: str) -> list[tuple]:
 
 def clocked_match() -> list[bytes]:
     """Strands with a clock and an open seat: created (open), joined (active), two moves, resigned."""
-    create = {"type": "create", "game": "strands", "seats": ["alice", None], "options": SIDE2,
-              "clock": {"initial_s": 60, "increment_s": 2}}
-    return [record("m1", "alice", create, 0), record("m1", "bob", {"type": "join"}, 1),
-            record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 3),
-            record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 10),
-            record("m1", "alice", {"type": "resign"}, 12)]
+    create = {
+        "type": "create",
+        "game": "strands",
+        "seats": ["alice", None],
+        "options": SIDE2,
+        "clock": {"initial_s": 60, "increment_s": 2},
+    }
+    return [
+        record("m1", "alice", create, 0),
+        record("m1", "bob", {"type": "join"}, 1),
+        record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 3),
+        record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 10),
+        record("m1", "alice", {"type": "resign"}, 12),
+    ]
 
 
 def test_each_accepted_result_writes_the_match_its_log_lists_deadline_activity_and_announces_itself():
     results, _ = fold(clocked_match())
-    steps = [planned(consumed(results[:n + 1])).commands for n in range(len(results))]
+    steps = [planned(consumed(results[: n + 1])).commands for n in range(len(results))]
     created = steps[0]
-    assert ("ZADD", "p:matches:{0}:open", T0_MS, "m1") in created and ("ZADD", "p:matches:{0}:strands:open", T0_MS, "m1") in created
+    assert ("ZADD", "p:matches:{0}:open", T0_MS, "m1") in created and (
+        "ZADD",
+        "p:matches:{0}:strands:open",
+        T0_MS,
+        "m1",
+    ) in created
     assert ("ZREM", "p:deadlines:{0}", "m1") in created
     joined = planned(consumed(results[1:2]), Known(seqs={"m1": 1})).commands
-    assert ("ZADD", "p:matches:{0}:active", T0_MS + 1000, "m1") in joined and ("ZREM", "p:matches:{0}:open", "m1") in joined
+    assert ("ZADD", "p:matches:{0}:active", T0_MS + 1000, "m1") in joined and (
+        "ZREM",
+        "p:matches:{0}:open",
+        "m1",
+    ) in joined
     assert ("ZADD", "p:deadlines:{0}", T0_MS + 1000 + 60_000, "m1") in joined  # bob joined: alice's clock runs
     moved = planned(consumed(results[2:3]), Known(seqs={"m1": 2})).commands
     assert ("ZADD", "p:deadlines:{0}", T0_MS + 3000 + 60_000, "m1") in moved  # bob to move, his clock from 3 s
     whole = steps[-1]
     hset = by_name(whole, "HSET")[0]
-    fields = dict(zip(hset[2::2], hset[3::2]))
+    fields = dict(zip(hset[2::2], hset[3::2], strict=False))
     last = orjson.loads(results[-1])
     assert hset[1] == "p:match:{0}:m1" and fields["seq"] == "5" and fields["status"] == "over"
     assert orjson.loads(fields["view"]) == last["view"] and orjson.loads(fields["seats"]) == ["alice", "bob"]
-    assert orjson.loads(fields["outcome"]) == {"winner": 1, "reason": "resign", "scores": last["view"]["outcome"]["scores"]}
+    assert orjson.loads(fields["outcome"]) == {
+        "winner": 1,
+        "reason": "resign",
+        "scores": last["view"]["outcome"]["scores"],
+    }
     assert [c[2] for c in by_name(whole, "ZADD") if c[1] == "p:match:{0}:m1:log"] == [1, 2, 3, 4, 5]
-    assert ("ZADD", "p:matches:{0}:recent", T0_MS + 12_000, "m1") in whole and ("ZREM", "p:deadlines:{0}", "m1") in whole
+    assert ("ZADD", "p:matches:{0}:recent", T0_MS + 12_000, "m1") in whole and (
+        "ZREM",
+        "p:deadlines:{0}",
+        "m1",
+    ) in whole
     day = utc_day(T0_MS)
     counters = {(c[1], c[2]): c[3] for c in by_name(whole, "HINCRBY")}
-    assert counters == {(f"p:activity:{{0}}:strands:{day}", "started"): 1, (f"p:activity:{{0}}:strands:{day}", "moves"): 2,
-                        (f"p:activity:{{0}}:strands:{day}", "finished"): 1, ("p:totals:{0}:strands", "started"): 1,
-                        ("p:totals:{0}:strands", "moves"): 2, ("p:totals:{0}:strands", "finished"): 1}
+    assert counters == {
+        (f"p:activity:{{0}}:strands:{day}", "started"): 1,
+        (f"p:activity:{{0}}:strands:{day}", "moves"): 2,
+        (f"p:activity:{{0}}:strands:{day}", "finished"): 1,
+        ("p:totals:{0}:strands", "started"): 1,
+        ("p:totals:{0}:strands", "moves"): 2,
+        ("p:totals:{0}:strands", "finished"): 1,
+    }
     assert [c[1:] for c in by_name(whole, "PUBLISH")] == [("p:live:m1", raw) for raw in results]
     assert not by_name(planned(consumed(results), publish=False).commands, "PUBLISH")
 
 
 def test_a_result_is_applied_once_per_seq_duplicates_and_rejections_only_announce():
     raws = clocked_match()[:3]
-    raws += [raws[2],  # a client retry: answered `duplicate`
-             record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 4)]  # not alice's turn: rejected
+    raws += [
+        raws[2],  # a client retry: answered `duplicate`
+        record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 4),
+    ]  # not alice's turn: rejected
     results, _ = fold(raws)
     assert [orjson.loads(r)["status"] for r in results] == ["accepted"] * 4 + ["rejected"]
     repeated = results + results[:3]  # the same records again later on the topic
@@ -125,21 +157,37 @@ def test_moves_count_every_accepted_game_action_of_every_game():
 
 
 def outcome(match_id: str, winner, players=("alice", "bob"), rated: bool = True, game: str = "strands") -> bytes:
-    return orjson.dumps({"v": 1, "match_id": match_id, "game": game, "players": list(players),
-                         "outcome": {"winner": winner, "reason": "x", "scores": None}, "rated": rated,
-                         "started_at": "2026-11-29T22:00:00Z", "ended_at": "2026-11-29T22:01:00Z", "seq": 9})
+    return orjson.dumps(
+        {
+            "v": 1,
+            "match_id": match_id,
+            "game": game,
+            "players": list(players),
+            "outcome": {"winner": winner, "reason": "x", "scores": None},
+            "rated": rated,
+            "started_at": "2026-11-29T22:00:00Z",
+            "ended_at": "2026-11-29T22:01:00Z",
+            "seq": 9,
+        }
+    )
 
 
 def test_outcomes_fold_ratings_in_log_order_once_per_match():
-    records = consumed([outcome("a", 0), outcome("b", None), outcome("a", 1), outcome("c", 1, rated=False)],
-                       topic="t.outcomes")
+    records = consumed(
+        [outcome("a", 0), outcome("b", None), outcome("a", 1), outcome("c", 1, rated=False)], topic="t.outcomes"
+    )
     batch = planned(records)
     assert batch.counts["rated"] == 2 and batch.counts["outcomes_repeated"] == 1 and batch.counts["unrated"] == 1
     first = rate_match(NEW_PLAYER, NEW_PLAYER, 0)
     second = rate_match(first[0], first[1], None)
-    hsets = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}
-    assert hsets["p:player:{outcomes}:alice"] == dict(zip(player_fields("strands"), Standing(2, 1, 0, 1, second[0]).values()))
-    assert hsets["p:player:{outcomes}:bob"]["strands:losses"] == "1" and hsets["p:player:{outcomes}:bob"]["strands:draws"] == "1"
+    hsets = {c[1]: dict(zip(c[2::2], c[3::2], strict=False)) for c in by_name(batch.commands, "HSET")}
+    assert hsets["p:player:{outcomes}:alice"] == dict(
+        zip(player_fields("strands"), Standing(2, 1, 0, 1, second[0]).values(), strict=False)
+    )
+    assert (
+        hsets["p:player:{outcomes}:bob"]["strands:losses"] == "1"
+        and hsets["p:player:{outcomes}:bob"]["strands:draws"] == "1"
+    )
     assert ("ZADD", "p:lb:{outcomes}:strands:rating", repr(second[0].rating), "alice") in batch.commands
     assert ("ZADD", "p:lb:{outcomes}:strands:wins", 1, "alice") in batch.commands
     assert ("ZADD", "p:lb:{outcomes}:strands:played", 2, "bob") in batch.commands
@@ -156,8 +204,10 @@ def test_standings_start_from_what_redis_holds():
     assert Standing.from_values(held.values()) == held
     assert Standing.from_values([None] * 7) == Standing()
     batch = planned(consumed([outcome("a", 1)], topic="t.outcomes"), Known(standings={("bob", "strands"): held}))
-    alice, bob = rate_match(NEW_PLAYER, held.rating, 1)
-    bob_fields = {c[1]: dict(zip(c[2::2], c[3::2])) for c in by_name(batch.commands, "HSET")}["p:player:{outcomes}:bob"]
+    _alice, bob = rate_match(NEW_PLAYER, held.rating, 1)
+    bob_fields = {c[1]: dict(zip(c[2::2], c[3::2], strict=False)) for c in by_name(batch.commands, "HSET")}[
+        "p:player:{outcomes}:bob"
+    ]
     assert bob_fields["strands:played"] == "11" and bob_fields["strands:wins"] == "7"
     assert float(bob_fields["strands:rating"]) == bob.rating
 
@@ -169,8 +219,13 @@ def test_hot_seat_and_aborted_matches_are_not_rated():
 
 def test_unreadable_records_are_skipped_and_counted():
     good, _ = fold(clocked_match()[:1])
-    bad = [b"\x00 not json", b"[1, 2]", orjson.dumps({"status": "accepted", "seq": 1, "match_id": "m9"}),
-           orjson.dumps({**orjson.loads(good[0]), "at": "yesterday"}), None]
+    bad = [
+        b"\x00 not json",
+        b"[1, 2]",
+        orjson.dumps({"status": "accepted", "seq": 1, "match_id": "m9"}),
+        orjson.dumps({**orjson.loads(good[0]), "at": "yesterday"}),
+        None,
+    ]
     batch = planned(consumed(bad + good))
     assert batch.counts["unreadable"] == 5 and batch.counts["applied"] == 1
     assert all(c[1] != "p:match:{0}:m9" for c in batch.commands)
@@ -178,18 +233,30 @@ def test_unreadable_records_are_skipped_and_counted():
     assert outcomes.counts["unreadable"] == 2 and outcomes.commands == []
 
 
-@pytest.mark.parametrize("change", [
-    {"view.started_at": True}, {"view.clock": [1]}, {"view.clock": {"remaining_ms": [1, "2"], "since_ms": 0}},
-    {"view.seats": ["alice", 7]}, {"view.game": "chess"}, {"view.to_move": [True]}, {"seq": True},
-    {"match_id": "m1:log"}, {"at": "2026-99-99T00:00:00Z"}, {"events": ["match_created"]}, {"player": 5},
-    {"seq": 2 ** 60}, {"view.clock": {"remaining_ms": [1, 2 ** 60], "since_ms": 0}},  # beyond what Lua keeps exactly
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"view.started_at": True},
+        {"view.clock": [1]},
+        {"view.clock": {"remaining_ms": [1, "2"], "since_ms": 0}},
+        {"view.seats": ["alice", 7]},
+        {"view.game": "chess"},
+        {"view.to_move": [True]},
+        {"seq": True},
+        {"match_id": "m1:log"},
+        {"at": "2026-99-99T00:00:00Z"},
+        {"events": ["match_created"]},
+        {"player": 5},
+        {"seq": 2**60},
+        {"view.clock": {"remaining_ms": [1, 2**60], "since_ms": 0}},  # beyond what Lua keeps exactly
+    ],
+)
 def test_a_result_with_a_field_planning_cannot_use_is_skipped_and_counted(change):
     """Results on the topic may come from anyone who can write it: none may make planning raise
     or put a value into the script Redis would refuse (that wedged the projector)."""
     results, _ = fold(clocked_match()[:3])
     bad = orjson.loads(results[2])
-    (field, value), = change.items()
+    ((field, value),) = change.items()
     *path, name = field.split(".")
     (bad[path[0]] if path else bad)[name] = value
     batch = planned(consumed([results[0], orjson.dumps(bad), results[1]]))
@@ -199,14 +266,20 @@ def test_a_result_with_a_field_planning_cannot_use_is_skipped_and_counted(change
 
 def test_an_outcome_with_unusable_players_or_winner_is_skipped():
     good = orjson.loads(outcome("a", 0))
-    for bad in ({**good, "players": ["alice", {"x": 1}]}, {**good, "outcome": {**good["outcome"], "winner": True}},
-                {**good, "game": "chess"}):
+    for bad in (
+        {**good, "players": ["alice", {"x": 1}]},
+        {**good, "outcome": {**good["outcome"], "winner": True}},
+        {**good, "game": "chess"},
+    ):
         assert planned(consumed([orjson.dumps(bad)], topic="t.outcomes")).counts["unreadable"] == 1
 
 
 def test_deadline_is_the_earliest_running_seat_running_out():
-    view = {"status": "active", "to_move": [0, 1],
-            "clock": {"since_ms": 1000, "remaining_ms": [5000, 3000], "initial_ms": 9000, "increment_ms": 0}}
+    view = {
+        "status": "active",
+        "to_move": [0, 1],
+        "clock": {"since_ms": 1000, "remaining_ms": [5000, 3000], "initial_ms": 9000, "increment_ms": 0},
+    }
     assert deadline(view) == 4000
     assert deadline({**view, "status": "over"}) is None
     assert deadline({**view, "clock": None}) is None

@@ -1,7 +1,9 @@
 """What a projector keeps of the seqs it wrote: per partition, bounded, forgotten with the partition."""
+
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from services.projector.seqs import KnownSeqs
 

@@ -1,5 +1,6 @@
 """The gateway's Redis client waits for a free connection past redis-py's 100 instead of failing
 (a few hundred seat sockets acting at once need more at a time); other clients are unchanged."""
+
 from __future__ import annotations
 
 import asyncio

@@ -3,12 +3,12 @@ it (faust_fixes 7): a backlog gives whole batches, a lone record is not held bac
 stops while the buffer is over its capacity, move records skip Faust's per-event path while
 every other record still takes it, and Faust's own pieces these replace still do what made them
 replaced."""
+
 from __future__ import annotations
 
 import asyncio
 import inspect
 from dataclasses import dataclass
-from typing import Optional
 
 from faust.types import TP
 
@@ -117,7 +117,7 @@ class FakeConsumer:
 
     consumer_stopped_errors = ()
 
-    def __init__(self, fetched: list[tuple[TP, _Message]], read_offset: dict[TP, Optional[int]]):
+    def __init__(self, fetched: list[tuple[TP, _Message]], read_offset: dict[TP, int | None]):
         self.fetched, self.called_back, self.sunk, self.races = fetched, [], [], 0
         self._read_offset = read_offset
         self._stopped, self.should_stop = _Flag(), False

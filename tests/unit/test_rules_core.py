@@ -1,5 +1,6 @@
 """The rules worker's batch logic without Kafka: what it sends, what it stores, and how it
 answers records that come again after a crash."""
+
 from __future__ import annotations
 
 import base64
@@ -29,16 +30,18 @@ class Table(dict):
             self[key] = value
 
     @classmethod
-    def answered_up_to(cls, offset: int, partition: int = 3) -> "Table":
+    def answered_up_to(cls, offset: int, partition: int = 3) -> Table:
         """A table whose partition position says the records up to `offset` were answered."""
         return cls({position_key(partition): b"%d" % offset})
 
 
 def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once():
     core, table = RulesCore(PARTITIONS), Table.answered_up_to(9)
-    records = [incoming(record("m1", "alice", CREATE, 0), 10),
-               incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 11),
-               incoming(record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 2), 12)]
+    records = [
+        incoming(record("m1", "alice", CREATE, 0), 10),
+        incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 11),
+        incoming(record("m1", "alice", {"type": "place", "cells": [[0, 0]]}, 2), 12),
+    ]
     batch = core.fold_batch(records, table.get)
     assert [out.kind for out in batch.sends] == ["results"] * 3
     assert all(out.partition == 3 and out.key == b"m1" for out in batch.sends)
@@ -54,8 +57,11 @@ def test_a_batch_sends_one_result_per_record_and_stores_each_changed_match_once(
 
 def test_results_equal_the_offline_fold_byte_for_byte():
     core, table, offline = RulesCore(PARTITIONS), Table(), Replayer()
-    raws = [record("m1", "alice", CREATE, 0), record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
-            record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2)]
+    raws = [
+        record("m1", "alice", CREATE, 0),
+        record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1),
+        record("m1", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]}, 2),
+    ]
     for offset, raw in enumerate(raws):
         batch = core.fold_batch([incoming(raw, offset)], table.get)
         table.apply(batch)
@@ -68,9 +74,11 @@ def test_records_redelivered_after_their_state_was_stored_are_skipped():
     move (bob out of turn) must not be decided again against the newer state, where it
     would be bob's turn and the move would be accepted."""
     core, table = RulesCore(PARTITIONS), Table()
-    first = [incoming(record("m1", "alice", CREATE, 0), 0),
-             incoming(record("m1", "bob", {"type": "place", "cells": [[0, -1]]}, 1), 1),
-             incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 2), 2)]
+    first = [
+        incoming(record("m1", "alice", CREATE, 0), 0),
+        incoming(record("m1", "bob", {"type": "place", "cells": [[0, -1]]}, 1), 1),
+        incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 2), 2),
+    ]
     table.apply(core.fold_batch(first, table.get))
     again = core.fold_batch(first, table.get)
     assert again.sends == [] and again.writes == {} and again.counts["redelivered"] == 3
@@ -84,8 +92,10 @@ def test_records_redelivered_after_their_state_was_stored_are_skipped():
 
 def test_records_redelivered_before_their_state_was_stored_give_identical_results():
     core, table = RulesCore(PARTITIONS), Table()
-    batch_records = [incoming(record("m1", "alice", CREATE, 0), 0),
-                     incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 1)]
+    batch_records = [
+        incoming(record("m1", "alice", CREATE, 0), 0),
+        incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 1),
+    ]
     first = core.fold_batch(batch_records, table.get)  # crash: never stored
     second = RulesCore(PARTITIONS).fold_batch(batch_records, table.get)
     assert [s.value for s in first.sends] == [s.value for s in second.sends]
@@ -100,11 +110,14 @@ def test_a_client_retry_with_a_new_offset_is_answered_duplicate():
     assert result["duplicate"] is True and result["seq"] == 1 and list(retry.writes) == [position_key(3)]
 
 
-@pytest.mark.parametrize("raw,fragment", [
-    (b"\x00\x01binary", "not JSON"),
-    (b"[1, 2]", "not a JSON object"),
-    (b'{"match_id": "m1"}', "move record"),
-])
+@pytest.mark.parametrize(
+    "raw,fragment",
+    [
+        (b"\x00\x01binary", "not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (b'{"match_id": "m1"}', "move record"),
+    ],
+)
 def test_unusable_records_become_dead_letters_with_the_raw_bytes(raw, fragment):
     batch = RulesCore(PARTITIONS).fold_batch([incoming(raw, 42, key=b"k")], Table.answered_up_to(41).get)
     assert [s.kind for s in batch.sends] == ["deadletter"]
@@ -138,17 +151,24 @@ def test_an_internal_error_dead_letters_the_record_and_the_batch_goes_on(monkeyp
         return real_step(state, rec, source)
 
     monkeypatch.setattr(rules_core, "step", flaky)
-    batch = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0),
-                             incoming(record("m1", "alice", {"type": "resign"}, 1), 1),
-                             incoming(record("m1", "bob", {"type": "place", "cells": [[1, 0]]}, 2), 2)], table.get)
+    batch = core.fold_batch(
+        [
+            incoming(record("m1", "alice", CREATE, 0), 0),
+            incoming(record("m1", "alice", {"type": "resign"}, 1), 1),
+            incoming(record("m1", "bob", {"type": "place", "cells": [[1, 0]]}, 2), 2),
+        ],
+        table.get,
+    )
     assert [s.kind for s in batch.sends] == ["results", "deadletter", "results"]
     assert "ZeroDivisionError: boom" in orjson.loads(batch.sends[1].value)["error"]
 
 
 def test_a_finished_match_sends_its_outcome_to_partition_zero():
     core, table = RulesCore(PARTITIONS), Table()
-    batch = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0),
-                             incoming(record("m1", "alice", {"type": "resign"}, 1), 1)], table.get)
+    batch = core.fold_batch(
+        [incoming(record("m1", "alice", CREATE, 0), 0), incoming(record("m1", "alice", {"type": "resign"}, 1), 1)],
+        table.get,
+    )
     outcome = [s for s in batch.sends if s.kind == "outcomes"]
     assert len(outcome) == 1 and outcome[0].partition == 0
     assert orjson.loads(outcome[0].value)["outcome"]["reason"] == "resign"
@@ -156,11 +176,23 @@ def test_a_finished_match_sends_its_outcome_to_partition_zero():
 
 def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are():
     core, table = RulesCore(PARTITIONS), Table()
-    records = [incoming(b"garbage", 0), incoming(record("zz", "a", {"type": "join"}, 1, ), 1, key=b"zz"),
-               incoming(record("m1", "alice", CREATE, 2), 2)]
+    records = [
+        incoming(b"garbage", 0),
+        incoming(
+            record(
+                "zz",
+                "a",
+                {"type": "join"},
+                1,
+            ),
+            1,
+            key=b"zz",
+        ),
+        incoming(record("m1", "alice", CREATE, 2), 2),
+    ]
     table.apply(core.fold_batch(records, table.get))
     assert table[position_key(3)] == b"2"
-    again = core.fold_batch(records + [incoming(record("m1", "bob", {"type": "resign"}, 3), 3)], table.get)
+    again = core.fold_batch([*records, incoming(record("m1", "bob", {"type": "resign"}, 3), 3)], table.get)
     assert again.counts["redelivered"] == 3 and [s.kind for s in again.sends] == ["results", "outcomes"]
     assert orjson.loads(again.sends[0].value)["source"]["offset"] == 3
     other_partition = core.fold_batch([incoming(b"garbage", 0, partition=4)], table.get)
@@ -181,7 +213,7 @@ def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(
     assert "offsets 8-11 were not delivered before 12; fetching them again" in caplog.text
     table.apply(batch)
     missed = [incoming(record("m1", "bob", {"type": "join"}, n), n) for n in range(8, 12)]
-    fetched_again = core.fold_batch(missed + [place], table.get)
+    fetched_again = core.fold_batch([*missed, place], table.get)
     assert fetched_again.rewind == {} and fetched_again.counts["gaps"] == 0
     assert fetched_again.offsets == {3: (8, 12)} and fetched_again.counts["accepted"] == 1
 

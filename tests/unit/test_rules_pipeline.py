@@ -1,6 +1,7 @@
 """The rules worker's batches in flight (services/rules/pipeline.py): the next fold reads the
 states of batches not stored yet, a stored batch leaves only what later batches replaced, and a
 failed committer stops the fold loop at once with its error."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,6 +1,7 @@
 """Producing a batch (services/rules/produce.py) and dead letters (services/rules/core.py): a record
 Kafka refuses for its own sake is replaced and the worker goes on; any other refusal stops it; a
 dead letter always fits."""
+
 from __future__ import annotations
 
 import asyncio
@@ -71,7 +72,7 @@ async def test_kafka_refusing_for_another_reason_fails_the_batch(error):
 
 
 async def test_a_replacement_kafka_refuses_too_fails_the_batch_with_what_to_check():
-    with pytest.raises(RuntimeError, match="max.message.bytes of the dead-letter topic"):
+    with pytest.raises(RuntimeError, match=r"max\.message\.bytes of the dead-letter topic"):
         await produce_all(FakeKafka(limit=10).send, [Outgoing("results", b"m1", b"z" * 100, 0, move(b"{}"))])
 
 
@@ -107,8 +108,10 @@ class RefusingAioKafka:
 
     async def send(self, topic, value, key=None, partition=None, timestamp_ms=None, headers=None):
         if len(value) > self.limit:
-            raise MessageSizeTooLargeError("The message is 1010300 bytes when serialized which is larger than "
-                                           "the maximum request size you have configured")
+            raise MessageSizeTooLargeError(
+                "The message is 1010300 bytes when serialized which is larger than "
+                "the maximum request size you have configured"
+            )
         self.sent.append((topic, key, value))
         future = asyncio.get_running_loop().create_future()
         future.set_result(None)
@@ -160,6 +163,8 @@ def test_a_key_too_large_for_a_dead_letter_is_cut_and_named_by_its_size_and_dige
     out = dead_letter(Incoming(huge, b"\x89 not JSON", 2, 7, "plylog.moves"), "not JSON")
     letter = DeadLetter.model_validate_json(out.value)
     assert out.key == huge[:DEAD_LETTER_RAW_BYTES] and len(out.key) + len(out.value) < 100_000
-    assert letter.key_truncated and letter.key_size == len(huge) and letter.key_sha256 == hashlib.sha256(huge).hexdigest()
+    assert (
+        letter.key_truncated and letter.key_size == len(huge) and letter.key_sha256 == hashlib.sha256(huge).hexdigest()
+    )
     kept = dead_letter(move(b"\x89"), "not JSON")
     assert kept.key == b"m1" and "key_truncated" not in orjson.loads(kept.value)

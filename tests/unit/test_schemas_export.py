@@ -1,4 +1,5 @@
 """The committed JSON Schema files are exactly what the models export."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Numbers from the environment: the default when unset, a clear SettingsError when unusable."""
+
 import pytest
 
 from services.common.settings import Settings, SettingsError, env_number
@@ -15,13 +16,16 @@ def test_the_default_decides_int_or_float():
     assert env_number({"N": "2.5"}, "N", 1.0) == 2.5
 
 
-@pytest.mark.parametrize("raw, default, message", [
-    ("2.5", 7, "N='2.5' is not an integer"),
-    ("abc", 1.0, "N='abc' is not a number"),
-    ("0", 7, "N=0 is out of range [1, 10]"),
-    ("11", 7, "N=11 is out of range [1, 10]"),
-    ("nan", 1.0, "N=nan is out of range [1, 10]"),
-])
+@pytest.mark.parametrize(
+    "raw, default, message",
+    [
+        ("2.5", 7, "N='2.5' is not an integer"),
+        ("abc", 1.0, "N='abc' is not a number"),
+        ("0", 7, "N=0 is out of range [1, 10]"),
+        ("11", 7, "N=11 is out of range [1, 10]"),
+        ("nan", 1.0, "N=nan is out of range [1, 10]"),
+    ],
+)
 def test_unusable_values_are_refused_with_the_reason(raw, default, message):
     with pytest.raises(SettingsError, match=message.replace("[", r"\[").replace("]", r"\]")):
         env_number({"N": raw}, "N", default, lo=1, hi=10)

@@ -1,4 +1,5 @@
 """The exit deadline of a worker whose batch failed (services/rules/stop_deadline.py)."""
+
 from __future__ import annotations
 
 import logging

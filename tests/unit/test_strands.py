@@ -1,4 +1,5 @@
 """Strands, rule by rule, through the real fold (given a position, when an action, then events)."""
+
 from __future__ import annotations
 
 import random
@@ -26,7 +27,7 @@ def test_hexhex_board_has_3n_n_minus_1_plus_1_cells_in_canonical_order(side):
     n = side - 1
     rows = [[cell for cell in board.cells if cell[1] == r] for r in range(-n, n + 1)]
     assert [cell for row in rows for cell in row] == list(board.cells)
-    for r, row in zip(range(-n, n + 1), rows):
+    for r, row in zip(range(-n, n + 1), rows, strict=False):
         assert [q for q, _ in row] == list(range(max(-n, -n - r), min(n, n - r) + 1))
 
 
@@ -93,21 +94,35 @@ def test_random_layout_is_determined_by_the_seed_and_recorded_in_the_log():
 
 def test_random_layout_without_seed_is_rejected():
     match = Match()
-    message = match.rejected("alice", {"type": "create", "game": "strands", "seats": ["alice", "bob"],
-                                       "options": {"layout": "random-7"}}, "illegal")
+    message = match.rejected(
+        "alice",
+        {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": {"layout": "random-7"}},
+        "illegal",
+    )
     assert "seed" in message
 
 
-@pytest.mark.parametrize("rows,fragment", [
-    (["22", "212"], "3 rows"),
-    (["22", "2122", "22"], "row 1 must have 3 cells"),
-    (["22", "272", "22"], "digits 1-6"),
-    (["33", "313", "33"], "marked 2"),
-])
+@pytest.mark.parametrize(
+    "rows,fragment",
+    [
+        (["22", "212"], "3 rows"),
+        (["22", "2122", "22"], "row 1 must have 3 cells"),
+        (["22", "272", "22"], "digits 1-6"),
+        (["33", "313", "33"], "marked 2"),
+    ],
+)
 def test_custom_layout_is_validated(rows, fragment):
     match = Match()
-    message = match.rejected("alice", {"type": "create", "game": "strands", "seats": ["alice", "bob"],
-                                       "options": {"layout": {"side": 2, "rows": rows}}}, "illegal")
+    message = match.rejected(
+        "alice",
+        {
+            "type": "create",
+            "game": "strands",
+            "seats": ["alice", "bob"],
+            "options": {"layout": {"side": 2, "rows": rows}},
+        },
+        "illegal",
+    )
     assert fragment in message
 
 
@@ -127,8 +142,13 @@ def test_worked_game_white_wins_with_four_against_three():
         match.ok("alice", {"type": "place", "cells": [[0, 0]]})
         match.ok("bob", {"type": "place", "cells": [[1, -1], [-1, 0]]})
         events = match.ok("alice", {"type": "place", "cells": [[0, 1]]})
-        assert events[-1] == {"type": "match_ended", "winner": 1, "reason": "largest_group",
-                              "scores": {"black": [3], "white": [4]}, "at": match.view["ended_at"]}
+        assert events[-1] == {
+            "type": "match_ended",
+            "winner": 1,
+            "reason": "largest_group",
+            "scores": {"black": [3], "white": [4]},
+            "at": match.view["ended_at"],
+        }
         assert match.view["status"] == "over" and match.view["to_move"] == []
         assert match.steps[-1].outcome["outcome"]["winner"] == 1
 
@@ -144,7 +164,9 @@ def test_opening_must_be_exactly_one_cell_marked_2():
     match = strands({"layout": "small-4"})
     board = hex_board(4)
     assert "opening" in match.rejected("alice", {"type": "place", "cells": [[0, 0]]}, "illegal")  # the 1
-    two_cells = [list(board.cells[i]) for i in range(board.size) if "".join(named_layouts()["small-4"]["rows"])[i] == "2"][:2]
+    two_cells = [
+        list(board.cells[i]) for i in range(board.size) if "".join(named_layouts()["small-4"]["rows"])[i] == "2"
+    ][:2]
     assert "opening" in match.rejected("alice", {"type": "place", "cells": two_cells}, "illegal")
     match.ok("alice", {"type": "place", "cells": two_cells[:1]})
 
@@ -157,13 +179,16 @@ def test_white_moves_second_then_turns_alternate():
     match.rejected("alice", {"type": "place", "cells": [[0, 0]]}, "not_your_turn")
 
 
-@pytest.mark.parametrize("cells,fragment", [
-    ([[0, 0], [1, -1]], "same number"),
-    ([[1, -1], [1, -1]], "twice"),
-    ([[1, 0]], "occupied"),
-    ([[5, 5]], "off the board"),
-    ([[1, -1], [0, -1], [-1, 0]], "too many"),
-])
+@pytest.mark.parametrize(
+    "cells,fragment",
+    [
+        ([[0, 0], [1, -1]], "same number"),
+        ([[1, -1], [1, -1]], "twice"),
+        ([[1, 0]], "occupied"),
+        ([[5, 5]], "off the board"),
+        ([[1, -1], [0, -1], [-1, 0]], "too many"),
+    ],
+)
 def test_illegal_placements_name_the_broken_rule(cells, fragment):
     match = strands()
     match.ok("alice", {"type": "place", "cells": [[1, 0]]})
@@ -198,12 +223,15 @@ def test_wrong_action_shape_is_malformed():
     match.rejected("alice", {"type": "move", "cells": [[1, 0]]}, "malformed")
 
 
-@pytest.mark.parametrize("black,white,winner", [
-    ([10, 4, 1], [10, 3, 3, 2], 0),
-    ([7, 7], [7, 6, 2], 0),
-    ([5, 3], [5, 3, 1], 1),
-    ([4], [4], None),
-])
+@pytest.mark.parametrize(
+    "black,white,winner",
+    [
+        ([10, 4, 1], [10, 3, 3, 2], 0),
+        ([7, 7], [7, 6, 2], 0),
+        ([5, 3], [5, 3, 1], 1),
+        ([4], [4], None),
+    ],
+)
 def test_group_lists_compare_element_by_element_padded_with_zeros(black, white, winner):
     assert compare_groups(black, white) == winner
 

@@ -1,6 +1,7 @@
 """The timekeeper's queue (services/gateway/timekeeper.py) with a fake projection and submitter: no
 number of matches whose claims never take effect holds up the others, and a claim is sent again
 later and later, not every tick."""
+
 from __future__ import annotations
 
 import time
@@ -16,7 +17,7 @@ class Queue:
 
     async def due_deadlines(self, now_ms, limit=100, offset=0):
         due = [e for e in self.entries if e[1] <= now_ms]
-        return due[offset:offset + limit]
+        return due[offset : offset + limit]
 
 
 class Submitter:
