@@ -1,13 +1,13 @@
-"""The peer: boardgame.io 0.50.2 playing Strands (the harness's README says what it is and how it
-measures), run in the same invocation as plylog's scenarios so that every comparison is a ratio
-taken on the same machine at the same moment.
+"""The peer: boardgame.io 0.50.2 playing Strands (bench/boardgameio/, docs/decisions/peer-harness.md),
+run in the same invocation as plylog's scenarios so that every comparison is a ratio taken on the
+same machine at the same moment.
 
-The harness is copied from its source (`$PLYLOG_BENCH_PEER_SOURCE`, default
-/work/shared/anchors/boardgameio, read-only there) to `<cache>/boardgameio`, again whenever a source
-file changes; `npm ci` runs there once per package-lock.json. Each measurement does what the
-harness's bench.sh does: a fresh `node server.js` on a free port, a warm-up load (not measured),
-then the measured `node load.js`, whose one JSON line is parsed here; the server is stopped by its
-PID however the run ends.
+The harness is copied from its source (`$PLYLOG_BENCH_PEER_SOURCE`, default bench/boardgameio/ in
+this repository) to `<cache>/boardgameio`, again whenever a source file changes, so that its
+node_modules never land in the work tree; `npm ci` runs there once per package-lock.json. Each
+measurement is a fresh `node server.js` on a free port, a warm-up load (not measured), then the
+measured `node load.js`, whose one JSON line is parsed here; the server is stopped by its PID
+however the run ends.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .scenarios import Context, RunResult
 
 SOURCE_ENV = "PLYLOG_BENCH_PEER_SOURCE"
-DEFAULT_SOURCE = Path("/work/shared/anchors/boardgameio")
+DEFAULT_SOURCE = Path(__file__).with_name("boardgameio")
 NOT_COPIED = {"node_modules", "results"}
 MIN_NODE = 18  # load.js uses AbortSignal.timeout
 SOURCE_STAMP = ".plylog-source"  # digest of the source files the copy was made of
@@ -126,8 +126,8 @@ def prepare(cache: Path, say: Callable[[str], None] = lambda _: None, env: Mappi
 
 
 def _copy(source: Path, work: Path) -> None:
-    """Replace every file of `work` but node_modules by the source's, writable (the source is
-    read-only and its mode would be copied with it)."""
+    """Replace every file of `work` but node_modules by the source's, writable (a read-only source's
+    mode would be copied with it)."""
     work.mkdir(parents=True, exist_ok=True)
     for old in work.iterdir():
         if old.name != "node_modules":
@@ -312,7 +312,7 @@ def _expected_s(matches: int, rate: float) -> float:
 
 async def run(ctx: Context) -> RunResult:
     """Throughput (closed loop, `--rate 0`) and latency at plylog's offered rate, each on a fresh
-    server after its warm-up, as the harness's bench.sh measures them."""
+    server after a warm-up that lets V8 optimise the hot code."""
     from .scenarios import RunResult
 
     p = ctx.params

@@ -111,7 +111,7 @@ def test_a_run_whose_matches_did_not_finish_gives_no_figures():
 # --- the harness's copy and install -------------------------------------------------------------
 @pytest.fixture
 def harness(tmp_path, monkeypatch):
-    """A read-only source like /work/shared's and a fake npm that counts its calls."""
+    """A read-only source and a fake npm that counts its calls."""
     source = tmp_path / "source"
     source.mkdir()
     for name, text in (("package-lock.json", "{}"), ("server.js", "// s"), ("load.js", "// l"), ("bench.sh", "#!")):
