@@ -11,17 +11,18 @@ PYTEST_ARGS ?=
 UP_ARGS     ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status lint test bench bench-quick
+.PHONY: help setup browser kcat asyncapi-spec run run-cluster down status lint docs docs-serve docs-screenshots test bench bench-quick
 
 help:
 	@echo "plylog make targets:"
 	@echo "  make run      set up, then start the local stack (Kafka, Redis, plylog services)"
 	@echo "  make run-cluster  the same on a 3-broker Kafka cluster and a Redis Cluster (3+3), 2 of each service"
 	@echo "  make test     set up, lint, start Kafka+Redis if not running, run all tests, stop what it started"
-	@echo "  make lint     ruff (lint and format check) over the whole tree"
+	@echo "  make lint     ruff (lint and format check) and mypy over the whole tree"
+	@echo "  make docs     build the docs site strictly into site/ (a broken link fails); docs-serve: serve it"
 	@echo "  make status   show what runs, where, and its logs"
 	@echo "  make down     stop everything 'make run' started"
-	@echo "  make setup    venv in .venv (pip install -e '.[test,bench]'), Kafka jars (Maven), redis-server and"
+	@echo "  make setup    venv in .venv (pip install -e '.[test,bench,docs]'), Kafka jars (Maven), redis-server and"
 	@echo "               chromium (apt, for the browser tests), the AsyncAPI spec's JSON Schema (npm, for the tests)"
 	@echo "  variables: UP_ARGS='--rules-workers 2' for run, PYTEST_ARGS='-k smoke' for test"
 
@@ -31,7 +32,7 @@ $(STAMP): pyproject.toml
 	  { echo "plylog needs Python 3.11+; found $$($(PYTHON) --version 2>&1) at $(PYTHON)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,bench,docs]'
 	@touch $@
 
 setup: $(STAMP)
@@ -56,7 +57,7 @@ endef
 browser:
 	$(call apt-install,chromium,chromium,for the browser tests,tests/browser are skipped (a failure under CI=true))
 
-# Debian's kcat: a librdkafka client nobody here wrote, for the foreign-client test (README "Integrating").
+# Debian's kcat: a librdkafka client nobody here wrote, for the foreign-client test and the tour (docs/contract.md).
 kcat:
 	$(call apt-install,kcat,kcat,for the foreign-client test,tests/integration/test_foreign_clients.py is skipped (a failure under CI=true))
 
@@ -90,7 +91,7 @@ run: setup
 	@echo "logs and state: $${PLYLOG_HOME:-.plylog}/logs/   status: make status   stop: make down"
 
 # A Kafka cluster of 3 KRaft nodes and a Redis Cluster of 3 primaries + 3 replicas on loopback, then
-# 2 rules workers, 2 projectors and 2 gateways (README "Running at scale"); `make down` stops it.
+# 2 rules workers, 2 projectors and 2 gateways (docs/operations.md); `make down` stops it.
 run-cluster: setup
 	@$(PLYLOG) up --cluster $(UP_ARGS)
 	@echo
@@ -103,19 +104,37 @@ down:
 status:
 	@if [ -x $(PLYLOG) ]; then $(PLYLOG) status; else echo "no .venv yet: run make setup"; fi
 
-# Starts the infrastructure that is not running (and stops only that afterwards), runs the
-# whole suite tests/, and exits with pytest's code (no tests collected counts as failure).
-test: setup lint
+# Lint and the docs build before the tests; then starts the infrastructure that is not running (and
+# stops only that afterwards), runs the whole suite tests/, and exits with pytest's code (no tests
+# collected counts as failure).
+test: setup lint docs
 	@deploy/local/run-tests.sh $(PYTEST_ARGS)
 
-# Lint before the tests: ruff's findings and format (rules in pyproject.toml, [tool.ruff]).
+# Lint before the tests: ruff's findings and format, and mypy (settings in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
-# Benchmarks (README "Benchmarks"): on the running local stack, else on a Kafka + Redis of their own
+# The docs site (mkdocs.yml, docs/): strict, so a broken link, anchor or missing page fails the build.
+# site/ is git-ignored. docs-serve: live reload on DOCS_PORT (not 8000: the gateway's).
+DOCS_PORT ?= 8100
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:$(DOCS_PORT)
+
+# The tour's screenshots (docs/images/tour/, tracked): the browser tests that take them, with
+# PLYLOG_DOCS_SCREENSHOTS=1 (docs/decisions/screenshots.md). Commit the pictures afterwards.
+docs-screenshots: setup
+	@PLYLOG_DOCS_SCREENSHOTS=1 deploy/local/run-tests.sh tests/browser/test_web_client.py -q \
+	  -k 'strands_full_match or replay_slider or against_the_computer'
+
+# Benchmarks (docs/benchmarks.md): on the running local stack, else on a Kafka + Redis of their own
 # in $(PLYLOG_HOME)/bench, started and removed by `plylog bench`. `bench` takes 3 runs of every
-# scenario (~15 min) and updates the README table; `bench-quick` 1 run with tiny loads (< 4 min).
+# scenario (~45 min) and writes a report to bench/results/ (the docs show the newest);
+# `bench-quick` 1 run with tiny loads (< 4 min).
 # BENCH_ARGS: scenarios and options, e.g. BENCH_ARGS='pipeline latency --runs 5'.
 BENCH_ARGS ?=
 bench: setup

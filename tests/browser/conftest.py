@@ -6,7 +6,9 @@ Chromium: `PLYLOG_CHROMIUM` or /usr/bin/chromium (`make setup` installs Debian's
 root). Playwright's own browser download is never used. Without Chromium or Playwright the
 tests are skipped, except under CI=true, where that is a failure.
 
-Screenshots go to tests/browser/screenshots/ (git-ignored).
+Screenshots go to tests/browser/screenshots/ (git-ignored). With PLYLOG_DOCS_SCREENSHOTS=1
+(`make docs-screenshots`) the ones the docs' tour shows are also written to docs/images/tour/,
+which is tracked (docs/decisions/screenshots.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from tests.e2e.gateway_stack import running_stack
 
 CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 SCREENSHOTS = Path(__file__).parent / "screenshots"
+TOUR_SCREENSHOTS = Path(__file__).parents[2] / "docs" / "images" / "tour"
+TOUR_PAGES = frozenset({"lobby", "strands-vs-computer", "replay"})  # what docs/getting-started.md shows
 CHROMIUM_ARGS = [
     "--headless=new",
     "--no-sandbox",
@@ -188,4 +192,7 @@ def screenshot(page, name: str) -> Path:
     SCREENSHOTS.mkdir(exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
+    if name in TOUR_PAGES and os.environ.get("PLYLOG_DOCS_SCREENSHOTS") == "1":
+        TOUR_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(TOUR_SCREENSHOTS / f"{name}.png"))
     return path
