@@ -1,4 +1,4 @@
-"""The figures the summary and the README show, with their units and the issue's goals; the
+"""The figures the summary and the docs' benchmarks page show, with their units and the issue's goals; the
 figures made of two scenarios (ratios, computed once, here); the report's headline `summary`.
 
 Goals are compared with, never asserted: a missed goal is reported, not a failure.

@@ -1,20 +1,16 @@
-"""What a benchmark invocation leaves: a summary table on the console, `<stamp>.json`, PNG plots
-(throughput over time, latency CDF) and the results table in the README between the markers."""
+"""What a benchmark invocation leaves: a summary table on the console, `<stamp>.json` and PNG plots
+(throughput over time, latency CDF); `markdown_table` is the docs' benchmarks table (docs/hooks/site.py)."""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from .figures import FIGURES, Figure
-
-README_START = "<!-- bench:start -->"
-README_END = "<!-- bench:end -->"
 
 
 def rows(report: dict) -> list[tuple[Figure, dict]]:
@@ -89,17 +85,6 @@ def markdown_table(report: dict, json_name: str) -> str:
             f"{_range(figure, values)} | {figure.goal or ''} | {_met(figure, values)} |"
         )
     return "\n".join(lines)
-
-
-def update_readme(readme: Path, report: dict, json_name: str) -> bool:
-    """Replace the text between the bench markers; False when the README has no markers."""
-    text = readme.read_text()
-    pattern = re.compile(re.escape(README_START) + r".*?" + re.escape(README_END), re.S)
-    if not pattern.search(text):
-        return False
-    table = markdown_table(report, json_name)
-    readme.write_text(pattern.sub(lambda _: f"{README_START}\n{table}\n{README_END}", text, count=1))
-    return True
 
 
 def write(report: dict, out_dir: Path, stamp: str) -> list[Path]:

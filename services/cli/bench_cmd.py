@@ -45,7 +45,7 @@ def bench(
         False,
         "--quick",
         help="One run of each scenario with tiny loads (a few minutes); "
-        "results go to bench/results/quick/ and the README is left alone.",
+        "results go to bench/results/quick/ (git-ignored).",
     ),
     runs: int | None = typer.Option(None, "--runs", min=1, help="Runs per scenario (default 3, quick 1)."),
     moves: int | None = typer.Option(
@@ -61,11 +61,6 @@ def bench(
     out: Path | None = typer.Option(
         None, "--out", file_okay=False, help="Where the JSON report and plots go (default bench/results/)."
     ),
-    readme: bool | None = typer.Option(
-        None,
-        "--readme/--no-readme",
-        help="Update the results table in README.md (default: on, off with --quick or --out).",
-    ),
     profile: bool = typer.Option(
         False,
         "--profile",
@@ -76,7 +71,7 @@ def bench(
 ) -> None:
     """Measure plylog against a raw Kafka baseline on a local stack, with a progress bar and a
     summary table; writes `bench/results/<timestamp>.json`, throughput and latency plots (PNG),
-    and the README's results table.
+    the docs' benchmarks page shows the newest full report (`make docs`).
 
     Uses KAFKA_BOOTSTRAP_SERVERS / REDIS_URL when both are set, else the running local stack
     (PLYLOG_HOME), else starts Kafka and Redis itself (`plylog up --infra-only` in
@@ -101,7 +96,6 @@ def bench(
     params = dataclasses.replace(QUICK if quick else FULL, **overrides)
     settings = load()
     root = repo_root() or Path.cwd()
-    update_readme = readme if readme is not None else not quick and out is None  # the table names bench/results/
     out = out or root / "bench" / "results" / ("quick" if quick else "")
     if profile and py_spy_command() is None:
         raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
@@ -122,15 +116,6 @@ def bench(
     console.print(
         "written: " + ", ".join(str(p) for p in written) + (f"; flame graphs in {profiles}/" if profiles else "")
     )
-    if update_readme:
-        path = root / "README.md"
-        if path.exists() and reports.update_readme(path, result, written[0].name):
-            console.print(f"updated the results table in {path}")
-        else:
-            console.print(
-                f"[yellow]{path} has no {reports.README_START} ... {reports.README_END} markers; "
-                "its table was not updated[/yellow]"
-            )
     failed = [name for name, s in result["scenarios"].items() if s["errors"]]
     if failed:
         raise CliError(

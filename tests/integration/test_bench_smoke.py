@@ -1,5 +1,5 @@
 """The benchmark harness on the real broker and Redis, with tiny loads, so it cannot rot: every
-scenario runs once and gives sane numbers, and the report, plots and README table are written.
+scenario runs once and gives sane numbers, and the report, plots and the docs' table are written.
 The boardgame.io peer runs too (~30 s; it needs Node.js and npm: without them its checks are
 skipped, a failure under CI=true)."""
 
@@ -127,15 +127,12 @@ def test_the_figures_hang_together(quick_report):
     assert quick_report[0]["summary_sources"]["client_moves_per_s"] == "ws.moves_per_s"
 
 
-def test_plots_and_the_readme_table_are_written(quick_report, tmp_path):
+def test_plots_and_the_docs_table_are_written(quick_report):
     result, written, _ = quick_report
     assert [p.suffix for p in written] == [".json", ".png", ".png"]
     assert all(p.stat().st_size > 5_000 for p in written[1:])
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\nbefore\n{report.README_START}\nold table\n{report.README_END}\nafter\n")
-    assert report.update_readme(readme, result, written[0].name)
-    text = readme.read_text()
-    assert "old table" not in text and text.startswith("# x\n\nbefore\n") and text.endswith("after\n")
+    text = report.markdown_table(result, written[0].name)
+    assert f"`bench/results/{written[0].name}`" in text
     assert "| raw Kafka pass-through |" in text and "≥ 5,000" in text
 
 
