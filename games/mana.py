@@ -1,4 +1,4 @@
-"""Mana (Claude Leroy; Cosmoludo 2020 edition), exactly as shared/rules/mana.md.
+"""Mana (Claude Leroy; Cosmoludo 2020 edition), as docs/rules/mana.md describes it.
 
 Geometry is precomputed once: for every square, the exact-N-step routes (N = its marks,
 no square visited twice) grouped by destination, each route as a bitmask of the squares it

@@ -1,4 +1,4 @@
-"""Mastermind as a two-player scored match, exactly as shared/rules/mastermind.md.
+"""Mastermind as a two-player scored match, as docs/rules/mastermind.md describes it.
 
 Codes are held internally as strings of digits ("0123": colours are 0..9, one character
 each), which makes feedback, hashing and comparison cheap; on the wire they are lists of ints.

@@ -1,4 +1,4 @@
-"""Mind Ninja (Nick Bentley, 2007), exactly as shared/rules/mind-ninja.md.
+"""Mind Ninja (Nick Bentley, 2007), as docs/rules/mind-ninja.md describes it.
 
 Phases: bidding -> pattern -> setup -> roles -> play -> over.
 

@@ -1,4 +1,4 @@
-"""Strands (Nick Bentley, 2022), exactly as shared/rules/strands.md.
+"""Strands (Nick Bentley, 2022), as docs/rules/strands.md describes it.
 
 Cover up to X empty cells marked X; when the board is full the largest group wins.
 Groups are tracked incrementally with a union-find (union by size; the parent tuple is

@@ -21,7 +21,7 @@ RejectionCode = Literal[
     "match_over",
     "not_timed_out",
 ]
-# What each rejection code means (CONTRACT.md); the keys are exactly RejectionCode's values.
+# What each rejection code means (docs/contract.md); the keys are exactly RejectionCode's values.
 REJECTION_MEANINGS = {
     "malformed": "not a usable move record: not JSON, not an object, an unknown or ill-typed field, an unknown "
     "action type, a key that is not the match_id, or a record off its match's home partition",

@@ -1,4 +1,4 @@
-"""Mastermind: options, actions and events on the wire (rules: shared/rules/mastermind.md).
+"""Mastermind: options, actions and events on the wire (rules: docs/rules/mastermind.md).
 
 Codes are lists of colour numbers in `[0, colors)`. Shape rules that depend on the options
 (code length, colour range, repeats, max_distinct) and the rule-level checks the rules file

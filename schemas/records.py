@@ -1,4 +1,4 @@
-"""The records on plylog's topics (see CONTRACT.md)."""
+"""The records on plylog's topics (the wire contract: docs/contract.md)."""
 
 from __future__ import annotations
 

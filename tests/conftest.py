@@ -255,7 +255,7 @@ def plylog_stack(_plylog_services, kafka_bootstrap) -> dict | None:
 
 @pytest.fixture
 def topic_prefix() -> str:
-    """A topic prefix unique to this test, e.g. "t1a2b3c4d." (CONTRACT.md naming)."""
+    """A topic prefix unique to this test, e.g. "t1a2b3c4d." (the contract's naming, docs/contract.md)."""
     return f"t{uuid.uuid4().hex[:8]}."
 
 

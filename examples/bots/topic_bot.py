@@ -1,6 +1,6 @@
 """Your own bot through the topics alone: a Mastermind player that reads plylog.results and
-produces its moves to plylog.moves. No plylog code: only the documented records (README
-"Integrating", schemas/json/, schemas/asyncapi.yaml). It plays every match where `--player`
+produces its moves to plylog.moves. No plylog code: only the documented records (docs/contract.md,
+schemas/json/, schemas/asyncapi.yaml). It plays every match where `--player`
 holds a seat: codebreaker with the first code consistent with the rows so far, codemaker with a
 random code (feedback "auto" only).
 

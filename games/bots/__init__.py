@@ -4,7 +4,7 @@
     bot = make_bot("mcts-2")                          # or default_bot_id(state.game)
     action = bot.choose(match_state, seat, random.Random(seed))   # a dict `decide` accepts
 
-See the README, "Bots", for the levels, their measured strength and how to write a bot.
+docs/bots.md gives the levels, their measured strength and how to write a bot.
 """
 
 from .base import Bot, BotError, Budget

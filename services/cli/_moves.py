@@ -114,7 +114,7 @@ def _mastermind(words: list[str], view: dict) -> dict[str, Any]:
 
 
 def _commit(code: list[int], view: dict) -> dict[str, Any]:
-    """The MM1 commitment of `code` with a fresh salt (rules/mastermind.md); prints what to keep."""
+    """The MM1 commitment of `code` with a fresh salt (docs/rules/mastermind.md); prints what to keep."""
     if "round" not in view:
         raise ValueError("commit CODE needs the match's view; pass the 64-hex commitment instead")
     from games.mastermind import commitment_of

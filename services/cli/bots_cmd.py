@@ -132,7 +132,7 @@ def _check_options(game: str, options: dict[str, Any]) -> None:
     try:
         get_game(game).normalise_options(options)
     except Rejected as rejection:
-        raise CliError(f"invalid {game} options: {rejection.message}", "see shared/rules for the options") from None
+        raise CliError(f"invalid {game} options: {rejection.message}", "see docs/rules/ for the options") from None
 
 
 def _progress(console: Console) -> Progress:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 schemas_app = typer.Typer(
-    help="The wire contract (CONTRACT.md) as JSON Schema and AsyncAPI, for integrators.", no_args_is_help=True
+    help="The wire contract (docs/contract.md) as JSON Schema and AsyncAPI, for integrators.", no_args_is_help=True
 )
 
 

@@ -7,5 +7,5 @@ Modules, one job each:
   store.py    Redis: read what planning needs, apply a batch fenced by the stored offsets (one
               Lua script), wipe, canonical dump
   runner.py   Kafka: the consumer-group loop (the service) and `catch_up` (`plylog rebuild`)
-The key layout is `services/common/redis_keys.py`; the README's "Redis layout" explains it.
+The key layout is `services/common/redis_keys.py`; docs/projection.md explains it.
 """

@@ -3,7 +3,7 @@
 Instances with the same --consumer (and topic prefix) form one Kafka consumer group and share
 the partitions; each keeps its place in Redis (`<redis prefix>offsets:<consumer>`), written
 atomically with the projection. Settings come from the environment: KAFKA_BOOTSTRAP_SERVERS,
-REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_REDIS_PREFIX (see the README, "Redis layout").
+REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_REDIS_PREFIX (docs/projection.md).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from .conftest import SOCKET_FRAMES, screenshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
-WORKED_LAYOUT = {"side": 2, "rows": ["22", "212", "22"]}  # rules/strands.md, "Worked game"
+WORKED_LAYOUT = {"side": 2, "rows": ["22", "212", "22"]}  # docs/rules/strands.md, "A worked game"
 WORKED_GAME = [[[1, 0]], [[0, -1], [-1, 1]], [[0, 0]], [[1, -1], [-1, 0]], [[0, 1]]]  # White wins [4] vs [3]
 
 BOARD_OF_PAGE = """() => [...document.querySelectorAll('svg.board [data-key]')].map((g) =>

@@ -1,8 +1,8 @@
 """A match played to its end by clients nobody here wrote, through the documented contract only:
-its move records produced with Debian's kcat (librdkafka, `-X partitioner=murmur2_random` as the
-README says) and its results read with the Java console consumer of the Apache Kafka tools. The
+its move records produced with Debian's kcat (librdkafka, `-X partitioner=murmur2_random` as
+docs/contract.md says) and its results read with the Java console consumer of the Apache Kafka tools. The
 results are the offline fold's, byte for byte; the same records produced with kcat's default
-partitioner are refused, naming both partitions. The commands are the README's ("Integrating")."""
+partitioner are refused, naming both partitions. The commands are those of docs/contract.md."""
 
 from __future__ import annotations
 

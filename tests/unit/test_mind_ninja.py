@@ -1,5 +1,5 @@
 """Mind Ninja through the real fold: phases, bidding, setup, roles, the free-move protocol, end
-conditions, views, rejections, and the worked examples of shared/rules/mind-ninja.md.
+conditions, views, rejections, and the worked examples of docs/rules/mind-ninja.md.
 (Patterns themselves: test_mind_ninja_patterns.py.)"""
 
 from __future__ import annotations

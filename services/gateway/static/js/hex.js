@@ -1,5 +1,5 @@
 // Hexhex boards (Strands, Mind Ninja): canonical cell order and SVG drawing.
-// Canonical order (rules/strands.md): rows r = -(N-1)..N-1; in a row q ascending from
+// Canonical order (docs/rules/index.md): rows r = -(N-1)..N-1; in a row q ascending from
 // max(-(N-1), -(N-1)-r). Board strings in views follow it, one character per cell.
 
 import { boardKeys, cellGroup, s } from "./ui.js";

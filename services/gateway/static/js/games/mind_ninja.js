@@ -6,7 +6,7 @@ import { h, s } from "../ui.js";
 export const title = "Mind Ninja";
 export const seatNames = ["Seat 0", "Seat 1"];
 
-// What each catalogue pattern asks for (rules/mind-ninja.md); ids are what the service takes.
+// What each catalogue pattern asks for (docs/rules/mind-ninja.md); ids are what the service takes.
 const CATALOGUE = {
   five_in_a_row: "a row of 5 red stones along one axis (Gomoku)",
   havannah: "a red ring, bridge (two corners) or fork (three sides), as in Havannah",
