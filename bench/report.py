@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from .figures import FIGURES, Figure
@@ -41,6 +41,7 @@ def print_summary(report: dict, console: Console) -> None:
         title=f"plylog bench ({report['mode']}, {report['params']['runs']} run(s) each; {report['host']['cpus']} CPUs)",
         title_justify="left",
     )
+    justify: JustifyMethod
     for column, justify in (
         ("figure", "left"),
         ("median", "right"),

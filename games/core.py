@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -46,7 +46,7 @@ class Frozen(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="strings")
 
-    def evolved(self, **changes: Any):
+    def evolved(self, **changes: Any) -> Self:
         """A copy with `changes`; the cheap way to build the next state (no re-validation).
         Leaner than `model_copy` (which deep-copies bookkeeping) because states are never
         mutated, so the copy may share everything it does not change."""
@@ -92,11 +92,12 @@ class Game:
     action_models: ClassVar[tuple[type[BaseModel], ...]]
     state_model: ClassVar[type[Frozen]]
     seat_names: ClassVar[tuple[str, str]] = ("seat 0", "seat 1")
+    _action_types: ClassVar[dict[str, type[BaseModel]]]  # action type -> its model (set per subclass)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if getattr(cls, "action_models", None):
-            cls._action_types = {m.model_fields["type"].annotation.__args__[0]: m for m in cls.action_models}
+            cls._action_types = {get_args(m.model_fields["type"].annotation)[0]: m for m in cls.action_models}
 
     # --- options and actions -------------------------------------------------------------
     def normalise_options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +112,7 @@ class Game:
     def parse_action(self, action: dict[str, Any]) -> BaseModel:
         """The typed game action; `Rejected("malformed")` if it is not one of this game's."""
         kind = action.get("type")
-        model = self._action_types.get(kind)
+        model = self._action_types.get(kind) if isinstance(kind, str) else None
         if model is None:
             known = ", ".join(sorted(self._action_types))
             raise Rejected("malformed", f"action type {kind!r} is not a {self.name} action (known: {known})")

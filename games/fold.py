@@ -189,7 +189,7 @@ def match_of(record: MoveRecord | Unreadable) -> str | None:
 
 
 def _salvage_ids(data: dict[str, Any]) -> dict[str, str | None]:
-    def valid(name: str, pattern: re.Pattern | None = None, limit: int = 64) -> str | None:
+    def valid(name: str, pattern: re.Pattern[str] | None = None, limit: int = 64) -> str | None:
         value = data.get(name)
         if not isinstance(value, str) or not 0 < len(value) <= limit:
             return None
@@ -203,14 +203,14 @@ def _salvage_ids(data: dict[str, Any]) -> dict[str, str | None]:
     }
 
 
-def step(state: MatchState | None, record: MoveRecord | Unreadable, source: dict | None = None) -> Step:
+def step(state: MatchState | None, record: MoveRecord | Unreadable, source: dict[str, Any] | None = None) -> Step:
     """Fold one record into its match. `state` must be the state of `match_of(record)` (None when
     that is None or the match does not exist)."""
     if isinstance(record, Unreadable):
         return Step(state, _rejected(record, state, record.code, record.message, source))
     submission = id_digest(record.player, record.event_id)
     remembered = remembered_at(state.recent_ids, submission) if state is not None else None
-    if remembered is not None:
+    if remembered is not None and state is not None:
         first_seq = state.seq - len(state.recent_ids) // DIGEST_CHARS + 1 + remembered
         return Step(state, _result(record, "accepted", first_seq, [], view(state), source, duplicate=True))
     current_seq = 0 if state is None else state.seq
@@ -257,9 +257,9 @@ def _result(
     record: MoveRecord | Unreadable,
     status: str,
     seq: int,
-    events: list,
-    match_view: dict | None,
-    source: dict | None,
+    events: list[dict[str, Any]],
+    match_view: dict[str, Any] | None,
+    source: dict[str, Any] | None,
     duplicate: bool = False,
 ) -> dict[str, Any]:
     return {
@@ -278,10 +278,10 @@ def _result(
 
 
 def _rejected(
-    record: MoveRecord | Unreadable, state: MatchState | None, code: str, message: str, source: dict | None
+    record: MoveRecord | Unreadable, state: MatchState | None, code: str, message: str, source: dict[str, Any] | None
 ) -> dict[str, Any]:
-    known = state is not None and state.match_id == record.match_id
-    result = _result(record, "rejected", state.seq if known else 0, [], view(state) if known else None, source)
+    known = state if state is not None and state.match_id == record.match_id else None
+    result = _result(record, "rejected", known.seq if known else 0, [], view(known) if known else None, source)
     result["reason"] = {"code": code, "message": message}
     return result
 
@@ -296,7 +296,7 @@ class Replayer:
     def feed(
         self,
         raw: bytes | str,
-        source: dict | None = None,
+        source: dict[str, Any] | None = None,
         key: bytes | str | None = None,
         placement: Placement | None = None,
     ) -> Step:
@@ -304,11 +304,11 @@ class Replayer:
         match = match_of(record)
         offset = (source or {}).get("offset")
         state = self.states.get(match) if match is not None else None
-        if forgotten(state, self.changed_at.get(match), offset):
+        if match is not None and forgotten(state, self.changed_at.get(match), offset):
             del self.states[match], self.changed_at[match]
             state = None
         result = step(state, record, source)
-        if result.changed:
+        if result.changed and match is not None and result.state is not None:
             self.states[match] = result.state
             if offset is not None:
                 self.changed_at[match] = offset

@@ -21,7 +21,7 @@ Decisions where the rules are silent (see also the report of issue #4):
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from typing import Any, Literal
 
@@ -93,7 +93,7 @@ def square_names(mask: int) -> tuple[str, ...]:
     return tuple(SQUARES[i] for i in bits(mask))
 
 
-def names(mask_or_squares) -> str:
+def names(mask_or_squares: int | Iterable[int]) -> str:
     squares = bits(mask_or_squares) if isinstance(mask_or_squares, int) else mask_or_squares
     return ", ".join(SQUARES[i] for i in squares)
 
@@ -262,6 +262,7 @@ class Mana(Game):
         bird_bit = state.bird_bit()
         blockers, no_landing = black | white | bird_bit, own | bird_bit
         if not state.disobey and MARK[start] != mana:
+            assert mana is not None, "a seat that must obey has a mana"
             movable = [s for s in bits(own & MARK_MASK[mana]) if can_move(s, blockers, no_landing)]
             raise illegal(
                 f"the mana is {mana} (bird on {state.bird}): you must move a piece standing on a "
@@ -358,6 +359,7 @@ class Mana(Game):
         bird_bit = state.bird_bit()
         if not state.disobey:
             mana = state.mana
+            assert mana is not None, "a seat that must obey has a mana"
             movable = [s for s in bits(own & MARK_MASK[mana]) if can_move(s, black | white | bird_bit, own | bird_bit)]
             raise illegal(
                 f"you may not drop: the mana is {mana} (bird on {state.bird}) and your pieces on "
@@ -503,7 +505,7 @@ class Mana(Game):
         occupied = black | white
         bird_bit = state.bird_bit()
         blockers, no_landing = occupied | bird_bit, own | bird_bit
-        pieces = own if state.disobey else own & MARK_MASK[state.mana]
+        pieces = own if state.disobey or state.mana is None else own & MARK_MASK[state.mana]
         moves = [(s, d) for s in bits(pieces) for d in reachable(s, blockers, no_landing)]
         drops = list(bits(ALL & ~(occupied | bird_bit))) if state.disobey and state.reserves[seat] else []
         return moves, drops, occupied

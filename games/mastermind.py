@@ -40,10 +40,10 @@ BOT_NONCES = 512  # manual-mode bots hide their code among this many derivable s
 
 
 # --- codes, feedback, commitments ---------------------------------------------------------------
-_SIGNATURES: dict[str, tuple[frozenset, frozenset]] = {}
+_SIGNATURES: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
 
 
-def signature(code: str) -> tuple[frozenset, frozenset]:
+def signature(code: str) -> tuple[frozenset[int], frozenset[int]]:
     """Two small sets per code (memoised: feedback is called a lot by bots): its (position,
     colour) pairs and its (colour, occurrence) pairs, so that black = |positions ∩| and
     Σ min(count in secret, count in guess) = |occurrences ∩| (the k-th peg of colour c is
@@ -457,6 +457,7 @@ class Mastermind(Game):
         guessed = {"type": "guessed", "round": state.round, "attempt": state.attempt, "row": row, "code": list(pegs)}
         if state.settings.feedback == "manual":
             return [guessed]
+        assert state.secret is not None and state.salt is not None, "auto feedback: the service holds the secret"
         black, white = feedback(state.secret, code)
         events = [
             guessed,
@@ -745,6 +746,7 @@ class Mastermind(Game):
             if recovered is None:
                 black, white = rng.choice(shapes)
             else:
+                assert state.pending is not None, "feedback is asked for the pending guess"
                 black, white = feedback(recovered[0], state.pending)
                 if state.attempt == 1 and rng.random() < 0.03:
                     black, white = rng.choice([s for s in shapes if s != (black, white)])

@@ -112,7 +112,8 @@ def execute(
     if state is None:
         raise Rejected("unknown_match", "no match with this id; create it first")
     if state.status == "over":
-        raise Rejected("match_over", f"the match is over ({state.outcome['reason']}); no more actions")
+        reason = state.outcome["reason"] if state.outcome else "over"
+        raise Rejected("match_over", f"the match is over ({reason}); no more actions")
     if kind in LIFECYCLE_TYPES:
         return LIFECYCLE[kind](state, player, action, at)
     return _game_action(state, player, action, at)
@@ -148,7 +149,9 @@ def _check_invitations(seats: list[str | None], invited: list[str | None]) -> No
         raise illegal(f"both seats are reserved for {invited[0]!r}; reserve one, or name them in both seats")
 
 
-def _join(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _join(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     _only_type(action)
     if player in state.seats:
         raise Rejected("already_seated", f"{player!r} already holds seat {state.seats.index(player)}")
@@ -181,7 +184,9 @@ def _start_when_full(events: list[Event], state: MatchState, at: str) -> tuple[l
     return [*events, started], evolve(state, started)
 
 
-def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _resign(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     _only_type(action)
     seat = _own_seat(state, player)
     if state.status == "waiting":
@@ -189,7 +194,9 @@ def _resign(state: MatchState, player: str, action: dict[str, Any], at: str):
     return (*_end(state, {"winner": 1 - seat, "reason": "resign", "scores": state.rules.scores(state.board)}, at), None)
 
 
-def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _abort(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     _only_type(action)
     _own_seat(state, player)
     if state.game_actions > 0:
@@ -197,7 +204,9 @@ def _abort(state: MatchState, player: str, action: dict[str, Any], at: str):
     return (*_end(state, {"winner": None, "reason": "aborted", "scores": state.rules.scores(state.board)}, at), None)
 
 
-def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _claim_timeout(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     _only_type(action)
     if player != TIMEKEEPER:
         _own_seat(state, player)
@@ -220,7 +229,9 @@ def _claim_timeout(state: MatchState, player: str, action: dict[str, Any], at: s
 LIFECYCLE = {"join": _join, "resign": _resign, "abort": _abort, "claim_timeout": _claim_timeout}
 
 
-def _game_action(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _game_action(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     game = state.rules
     parsed = game.parse_action(action)
     if state.status == "waiting":
@@ -393,7 +404,7 @@ LIFECYCLE_VIEW_KEYS = frozenset(
 def render(state: MatchState) -> str:
     """Text picture of the match for terminals (`plylog replay --show`, `plylog show`)."""
     seats = " vs ".join(f"{state.rules.seat_names[i]}={p or '(open)'}" for i, p in enumerate(state.seats))
-    status = state.status
+    status: str = state.status
     if state.outcome:
         winner = state.outcome["winner"]
         status += (

@@ -15,7 +15,7 @@ changed, not a board scan. Outcome: reason `pattern_formed` (builder wins) or `b
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from schemas.mind_ninja import (
@@ -93,6 +93,13 @@ class MindNinjaState(Frozen):
         return None if self.pattern is None else compile_pattern(self.pattern, self.side)
 
     @property
+    def chosen(self) -> CompiledPattern:
+        """The compiled pattern, in the phases after it was chosen."""
+        compiled = self.compiled
+        assert compiled is not None, f"no pattern is chosen yet (phase {self.phase})"
+        return compiled
+
+    @property
     def high_bid(self) -> int | None:
         return self.bids[-1][1] if self.bids else None
 
@@ -122,9 +129,9 @@ class MindNinja(Game):
             return (state.mover,)
         if phase == "bidding":
             return (len(state.bids) % 2,)
-        if phase == "pattern" or phase == "setup":
+        if (phase == "pattern" or phase == "setup") and state.inventor is not None:
             return (state.inventor,)
-        if phase == "roles":
+        if phase == "roles" and state.chooser is not None:
             return (state.chooser,)
         return ()
 
@@ -195,7 +202,7 @@ class MindNinja(Game):
     def _place(self, state: MindNinjaState, seat: int, action: Place) -> list[Event]:
         self._phase(state, "play", "place")
         index = self._cell(state, action.cell, "place")
-        if state.compiled.colors == "fixed":
+        if state.chosen.colors == "fixed":
             role, own = ("builder", "red") if seat == state.builder else ("blocker", "blue")
             if action.color != own:
                 raise illegal(f"the pattern's colours are fixed: the {role} places {own} stones, not {action.color}")
@@ -246,7 +253,7 @@ class MindNinja(Game):
         raise ValueError(f"mind_ninja cannot evolve {kind!r}")
 
     def _evolve_setup(self, state: MindNinjaState, event: Event) -> MindNinjaState:
-        comp, geometry = state.compiled, state.geometry
+        comp, geometry = state.chosen, state.geometry
         board, parent, sizes, masks, formed = state.board, state.parent, state.sizes, state.masks, state.formed
         holes = list(state.holes)
         for stone in event["stones"]:
@@ -268,7 +275,7 @@ class MindNinja(Game):
         geometry = state.geometry
         q, r = event["cell"]
         cell = geometry.index[(q, r)]
-        comp = state.compiled
+        comp = state.chosen
         holes = list(state.holes)
         board, parent, sizes, masks, formed = add_stone(
             comp,
@@ -307,7 +314,7 @@ class MindNinja(Game):
         self, state: MindNinjaState, last: int | None, comp: CompiledPattern | None = None
     ) -> MindNinjaState:
         """Formed -> the builder wins; else a full board -> the blocker wins."""
-        comp = comp or state.compiled
+        comp = comp or state.chosen
         if judge(comp, state, state.empty):
             cells = witness(comp, state, last)
             return state.evolved(
@@ -318,6 +325,7 @@ class MindNinja(Game):
                 win_cells=None if cells is None else tuple(cells),
             )
         if state.empty == 0:
+            assert state.builder is not None, "roles are chosen before play"
             return state.evolved(phase="over", free_pending=False, winner=1 - state.builder, reason="board_full")
         return state
 
@@ -326,11 +334,12 @@ class MindNinja(Game):
         if state.phase != "over":
             return None
         cells = state.geometry.cells
+        assert state.builder is not None, "a match over in the play phase has its roles"
         return {
             "winner": state.winner,
             "reason": state.reason,
             "scores": {
-                "pattern": state.compiled.id,
+                "pattern": state.chosen.id,
                 "builder": state.builder,
                 "blocker": 1 - state.builder,
                 "cells": None if state.win_cells is None else [list(cells[i]) for i in state.win_cells],
@@ -389,7 +398,7 @@ class MindNinja(Game):
                 yield {"type": "decline_free"}
 
     def _colours(self, state: MindNinjaState, seat: int) -> tuple[str, ...]:
-        if state.compiled.colors == "either":
+        if state.chosen.colors == "either":
             return COLOURS
         return ("red",) if seat == state.builder else ("blue",)
 
@@ -479,7 +488,7 @@ def random_params(pattern_id: str, side: int, rng: random.Random) -> dict[str, A
     return {}
 
 
-DECIDERS = {
+DECIDERS: dict[str, Callable[[MindNinja, MindNinjaState, int, Any], list[Event]]] = {
     "bid": MindNinja._bid,
     "pass": MindNinja._pass,
     "choose_pattern": MindNinja._choose_pattern,

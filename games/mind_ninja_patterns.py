@@ -160,14 +160,14 @@ def _int_param(params: dict[str, Any], name: str, default: Any, low: int, high: 
         raise illegal(f"{where}: param {name!r} is required (an integer from {low} to {high}{why})")
     if not _is_int(value) or not low <= value <= high:
         raise illegal(f"{where}: {name} must be an integer from {low} to {high}{why}, not {_describe(value)}")
-    return value
+    return int(value)
 
 
 def _color_param(params: dict[str, Any], where: str) -> str:
     value = params.get("color", "red")
     if value not in COLOR_VALUES:
         raise illegal(f"{where}: color must be one of red, blue, any, not {_describe(value)}")
-    return value
+    return str(value)
 
 
 def _shape_cells(params: dict[str, Any], where: str) -> list[list[int]]:
@@ -611,7 +611,7 @@ def add_stone(
         if leaf.agg_test is not None:
             if leaf.agg_test(size, mask):
                 formed |= bit
-        elif leaf.cell_test(cell, board, stone):
+        elif leaf.cell_test is not None and leaf.cell_test(cell, board, stone):
             formed |= bit
     return board, parent, sizes, masks, formed
 

@@ -49,7 +49,7 @@ def random_playout_records(
     play random legal actions until it ends; yields (record, step)."""
     rng = random.Random(seed)
     replayer = Replayer()
-    create = {"type": "create", "game": game, "seats": list(players), "options": options}
+    create: dict[str, Any] = {"type": "create", "game": game, "seats": list(players), "options": options}
     if clock is not None:
         create["clock"] = clock
     for n in range(max_records):
@@ -60,9 +60,10 @@ def random_playout_records(
             if state.status == "over":
                 return
             seat = state.to_move()[0]
-            player, action = state.seats[seat], state.rules.random_action(state.board, seat, rng)
-            if action is None:
-                raise RuntimeError(f"{game}: seat {seat} is to move but has no action")
+            seated, chosen = state.seats[seat], state.rules.random_action(state.board, seat, rng)
+            if seated is None or chosen is None:
+                raise RuntimeError(f"{game}: seat {seat} is to move but has no player or no action")
+            player, action = seated, chosen
         raw = move_record(match_id, player, action, f"{match_id}-{n}", start_ms + n * step_ms)
         taken = replayer.feed(raw)
         if taken.result["status"] != "accepted":

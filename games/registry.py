@@ -19,4 +19,5 @@ GAME_MODULES = {
 def get_game(name: str) -> Game:
     """The game object for a wire name (`KeyError` if there is none)."""
     module = importlib.import_module(GAME_MODULES[name])
-    return module.GAME
+    game: Game = module.GAME
+    return game

@@ -41,7 +41,8 @@ RANDOM_LAYOUTS: dict[str, dict[int, dict[int, int]]] = {
 
 @cache
 def named_layouts() -> dict[str, dict[str, Any]]:
-    return json.loads(LAYOUTS_FILE.read_text())["layouts"]
+    layouts: dict[str, dict[str, Any]] = json.loads(LAYOUTS_FILE.read_text())["layouts"]
+    return layouts
 
 
 def random_layout(name: str, seed: int) -> list[str]:

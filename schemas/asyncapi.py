@@ -166,7 +166,10 @@ def _configurable() -> dict[str, Any]:
 
 def _channels(site: Installation) -> dict[str, Any]:
     match_key = "the match_id as UTF-8 bytes"
-    per_game = lambda kind: [message_key(game, kind) for game in GAME_NAMES]  # noqa: E731
+
+    def per_game(kind: str) -> list[str]:
+        return [message_key(game, kind) for game in GAME_NAMES]
+
     return {
         "moves": _channel(
             site.moves,
@@ -335,7 +338,7 @@ def _message(
     key_schema: dict[str, Any],
     inline_payload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    message = {
+    message: dict[str, Any] = {
         "name": name,
         "title": title_,
         "summary": summary,

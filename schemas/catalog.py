@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
@@ -23,17 +23,20 @@ def game_schema(game: str) -> Any:
 
 def game_models(game: str, kind: str) -> tuple[type[BaseModel], ...]:
     """`kind` is ACTIONS or EVENTS: the module's `<GAME>_<KIND>` tuple."""
-    return getattr(game_schema(game), f"{game.upper()}_{kind}")
+    models: tuple[type[BaseModel], ...] = getattr(game_schema(game), f"{game.upper()}_{kind}")
+    return models
 
 
 def view_model(game: str) -> type[BaseModel]:
     """The model of the game's public view (`<GAME>_VIEW`): lifecycle keys and the game's own."""
-    return getattr(game_schema(game), f"{game.upper()}_VIEW")
+    model: type[BaseModel] = getattr(game_schema(game), f"{game.upper()}_VIEW")
+    return model
 
 
 def outcome_model(game: str) -> type[BaseModel]:
     """The game's outcome model (`<GAME>_OUTCOME`: its reasons and scores typed)."""
-    return getattr(game_schema(game), f"{game.upper()}_OUTCOME")
+    model: type[BaseModel] = getattr(game_schema(game), f"{game.upper()}_OUTCOME")
+    return model
 
 
 def title(game: str) -> str:
@@ -43,7 +46,8 @@ def title(game: str) -> str:
 
 def event_model(game: str, event_type: str) -> type[BaseModel]:
     """The model of one event type of a game (lifecycle events included)."""
-    for model in (*LIFECYCLE_EVENTS, *game_models(game, "EVENTS")):
-        if model.model_fields["type"].annotation.__args__[0] == event_type:
+    models: tuple[type[BaseModel], ...] = (*LIFECYCLE_EVENTS, *game_models(game, "EVENTS"))
+    for model in models:
+        if get_args(model.model_fields["type"].annotation)[0] == event_type:
             return model
     raise KeyError(f"{game} has no event type {event_type!r}")

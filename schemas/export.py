@@ -45,13 +45,14 @@ def _union_schema(models: tuple[type[BaseModel], ...], title: str) -> dict[str, 
 
 def _options_model(game: str) -> type[BaseModel]:
     module = game_schema(game)
-    return next(
+    model: type[BaseModel] = next(
         getattr(module, name)
         for name in dir(module)
         if name.endswith("Options")
         and isinstance(getattr(module, name), type)
         and getattr(module, name).__module__ == module.__name__
     )
+    return model
 
 
 def json_schemas() -> dict[str, dict[str, Any]]:
@@ -85,7 +86,8 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 def export_json_schemas(directory: Path) -> tuple[list[Path], list[Path]]:
     """Write every JSON Schema file under `directory`: (files written, files already up to date)."""
-    written, unchanged = [], []
+    written: list[Path] = []
+    unchanged: list[Path] = []
     for name, schema in json_schemas().items():
         path = Path(directory) / name
         (written if write_if_changed(path, render(schema)) else unchanged).append(path)

@@ -52,15 +52,16 @@ def game_records(game: str) -> GameRecords:
         __base__=ResultRecord,
         __module__=__name__,
         __doc__=f"A result record of a {game} match on `plylog.results`.",
-        events=(list[game_event(game)], Field(description=ResultRecord.model_fields["events"].description)),
-        view=(view_model(game) | None, Field(description=ResultRecord.model_fields["view"].description)),
+        # mypy cannot type models built at run time: the event union and the view depend on `game`.
+        events=(list[game_event(game)], Field(description=ResultRecord.model_fields["events"].description)),  # type: ignore[arg-type,misc]
+        view=(view_model(game) | None, Field(description=ResultRecord.model_fields["view"].description)),  # type: ignore[arg-type]
     )
     outcome = create_model(
         f"{name}OutcomeRecord",
         __base__=OutcomeRecord,
         __module__=__name__,
         __doc__=f"The outcome record of a finished {game} match on `plylog.outcomes`.",
-        game=(Literal[game], ...),
+        game=(Literal[game], ...),  # type: ignore[arg-type]  # a Literal of a run-time value
         outcome=(outcome_model(game), ...),
     )
     return GameRecords(move, result, outcome)

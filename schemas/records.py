@@ -14,7 +14,7 @@ from .lifecycle import LIFECYCLE_EVENTS, Outcome
 def tagged_union(models: tuple[type[BaseModel], ...], tag: str) -> Any:
     """One of `models`, told apart by the value of their `tag` field (a JSON Schema `oneOf`)."""
     # Union[] of a tuple built at run time: the `|` spelling cannot take one
-    return Annotated[Union[models], Field(discriminator=tag)]  # type: ignore[valid-type]  # noqa: UP007
+    return Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007
 
 
 # Any game's public view, by its `game`; any public event of any game, by its `type`
@@ -59,10 +59,10 @@ class ResultRecord(Strict):
     status: Literal["accepted", "rejected"]
     seq: int = Field(ge=0)
     duplicate: bool = False
-    events: list[AnyEvent] = Field(
+    events: list[AnyEvent] = Field(  # type: ignore[valid-type]  # a union built at run time from the games' models
         description="the public events the move produced, in order; [] unless accepted and not a duplicate"
     )
-    view: AnyView | None = Field(
+    view: AnyView | None = Field(  # type: ignore[valid-type]  # a union built at run time from the games' views
         description="the match's public view after the result, its `game` selects "
         "the schema; null when the match does not exist or the record "
         "could not be read"

@@ -10,7 +10,7 @@ still ignore keys it does not know: the contract may add optional ones).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,7 @@ from .lifecycle import Outcome
 SOMETIMES_PRESENT = ("invited",)
 
 
-def _not_always_required(schema: dict) -> None:
+def _not_always_required(schema: dict[str, Any]) -> None:
     if "required" in schema:
         schema["required"] = [name for name in schema["required"] if name not in SOMETIMES_PRESENT]
 

@@ -115,6 +115,7 @@ def random_playout(
     for raw, taken in random_playout_records(game, options, seed, match_id, max_records=max_records):
         match.records.append(raw)
         match.steps.append(taken)
-        match.replayer.states[match_id] = taken.state
+        if taken.state is not None:  # an accepted record of the playout always leaves a state
+            match.replayer.states[match_id] = taken.state
     assert match.state.status == "over"
     return match

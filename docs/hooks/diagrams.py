@@ -113,7 +113,7 @@ def mana_board() -> str:
     return "\n".join(parts) + "\n"
 
 
-def _mind_ninja_ring_match() -> tuple[int, str, list[int]]:
+def _mind_ninja_ring_match() -> tuple[int, str, list[list[int]]]:
     """A side-5 match of the `havannah` pattern folded to its end: seat 1 (the inventor) sets up
     five red stones around the centre, seat 0 (the chooser) takes the builder's role and closes
     the ring. Returns the side, the final board string and the cells the outcome names."""
@@ -143,7 +143,7 @@ def mind_ninja_pattern() -> str:
     """The `havannah` pattern formed as a ring: the witness cells ringed in amber."""
     side, board, cells = _mind_ninja_ring_match()
     geometry = hex_board(side)
-    formed = {geometry.index[tuple(cell)] for cell in cells}
+    formed = {geometry.index[(q, r)] for q, r in cells}
     corners = set(geometry.corners)
 
     def fill(i: int) -> str:
