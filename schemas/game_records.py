@@ -53,8 +53,8 @@ def game_records(game: str) -> GameRecords:
         __module__=__name__,
         __doc__=f"A result record of a {game} match on `plylog.results`.",
         # mypy cannot type models built at run time: the event union and the view depend on `game`.
-        events=(list[game_event(game)], Field(description=ResultRecord.model_fields["events"].description)),  # type: ignore[arg-type,misc]
-        view=(view_model(game) | None, Field(description=ResultRecord.model_fields["view"].description)),  # type: ignore[arg-type]
+        events=(list[game_event(game)], Field(description=ResultRecord.model_fields["events"].description)),  # type: ignore[arg-type,misc]  # see above
+        view=(view_model(game) | None, Field(description=ResultRecord.model_fields["view"].description)),  # type: ignore[arg-type]  # see above
     )
     outcome = create_model(
         f"{name}OutcomeRecord",

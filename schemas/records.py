@@ -14,7 +14,7 @@ from .lifecycle import LIFECYCLE_EVENTS, Outcome
 def tagged_union(models: tuple[type[BaseModel], ...], tag: str) -> Any:
     """One of `models`, told apart by the value of their `tag` field (a JSON Schema `oneOf`)."""
     # Union[] of a tuple built at run time: the `|` spelling cannot take one
-    return Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007
+    return Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007 - see the line above
 
 
 # Any game's public view, by its `game`; any public event of any game, by its `type`

@@ -181,7 +181,7 @@ class _Resolver:
         c = DockerContainer(KAFKA_IMAGE).with_bind_ports(9092, port)
         try:
             host = c.get_container_host_ip()  # the Docker host as seen from here
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - no Docker host to ask: loopback
             host = "127.0.0.1"
         c.with_envs(
             KAFKA_NODE_ID="1",

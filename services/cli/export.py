@@ -328,7 +328,7 @@ def export(
 
 
 def _report(totals: Totals, where: str, check: bool, elapsed: float, topics: Topics) -> None:
-    echo = lambda text: typer.echo(text, err=True)  # noqa: E731
+    echo = lambda text: typer.echo(text, err=True)  # noqa: E731 - a one-line alias, used below only
     echo(
         f"exported {totals.matches} matches: {totals.moves} move records, {totals.results} results, to {where} "
         f"in {elapsed:.1f}s; {totals.left_out} records keyed by these matches left out (see --help)"

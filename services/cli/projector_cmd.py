@@ -140,7 +140,7 @@ def _results_partitions(settings) -> int:
 
     try:
         count = kafka_admin.partition_counts(settings.kafka_bootstrap, [settings.topics.results], timeout=30)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:  # noqa: BLE001 - whatever the client raises, the cause is shown
         raise CliError(
             f"cannot read topic metadata from {settings.kafka_bootstrap}: {error}",
             "is the broker up? (`plylog status`, `plylog up`)",

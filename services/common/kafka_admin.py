@@ -106,7 +106,7 @@ def metadata_answers(bootstrap: str, *, timeout: float = 2.0) -> dict | None:
         try:
             cluster = client.describe_cluster()
             return cluster if cluster.get("brokers") else None
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - any failure means no cluster yet
             return None
         finally:
             with contextlib.suppress(Exception):

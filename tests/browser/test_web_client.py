@@ -353,7 +353,7 @@ def test_mind_ninja_pregame_and_free_move_with_clocks(new_page, web_stack):
     join_by_link(second, first.input_value(".seat-link"))
 
     # Clocks: seat 0's runs, seat 1's stands.
-    clock = lambda page, seat: page.inner_text(f'.clock[data-seat="{seat}"]')  # noqa: E731
+    clock = lambda page, seat: page.inner_text(f'.clock[data-seat="{seat}"]')  # noqa: E731 - a one-line helper
     before = (clock(second, 0), clock(second, 1))
     time.sleep(1.3)
     after = (clock(second, 0), clock(second, 1))

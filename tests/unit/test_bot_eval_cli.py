@@ -71,7 +71,7 @@ def test_matches_against_random_are_counted_from_the_bots_side_and_repeatable():
     assert first["games"] == 3 and first["wins"] + first["losses"] + first["draws"] == 3
     assert first["win_rate"] == pytest.approx(first["wins"] / 3)
     assert first["seconds_per_move"] > 0 and first["vs"] == "random" and first["playouts"] == 4
-    untimed = lambda s: {k: v for k, v in s.items() if k not in TIMINGS}  # noqa: E731
+    untimed = lambda s: {k: v for k, v in s.items() if k not in TIMINGS}  # noqa: E731 - a one-line helper
     assert untimed(first) == untimed(second)
 
 
