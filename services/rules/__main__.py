@@ -1,7 +1,7 @@
 """`python -m services.rules [--name NAME] [--log-level info]`: run one rules worker.
 
 Several workers with the same topic prefix form one consumer group and share the partitions.
-Settings come from the environment (see services/common/settings.py and the README).
+Settings come from the environment (services/common/settings.py; docs/operations.md lists them).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ Why not Faust's `Stream.take_events`: while the agent holds a batch, take_events
 (its `add_to_buffer` awaits `buffer_consuming` until the batch is handed back). The fold loop
 holds its batch while it waits for Kafka (at most pipeline.DEPTH batches in flight), so nothing
 accumulated during the wait and every batch was what Faust delivered in the `within` window
-after it: measured on the local cluster with a backlog of 30,000 moves, 6.9 records a batch.
-And each event Faust delivers one by one costs ~200 us of CPU (faust_fixes 7).
+after it: small batches even with a backlog. And each event Faust delivers one by one is costly
+(faust_fixes 7; docs/decisions/faust-batch-delivery.md).
 
 When more than `capacity` records are buffered, `extend` returns only once the fold has taken
 the buffer below it: the drain loop then fetches nothing more (Kafka keeps the backlog). One

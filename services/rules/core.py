@@ -2,7 +2,7 @@
 
 A batch of move records becomes: records to produce (results, outcomes, dead letters) and
 match states to store. The Faust agent produces first, waits for Kafka's acknowledgement,
-and only then stores the states (DESIGN.md principle 4), so a crash can repeat a result but
+and only then stores the states (docs/decisions/positions-in-table.md), so a crash can repeat a result but
 never lose one.
 """
 

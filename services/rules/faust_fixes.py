@@ -15,7 +15,7 @@ lives in produce.py, with its tests in tests/unit/test_rules_produce.py.
    only logs a changelog write Kafka did not take (`_on_published error`), so a state could be
    lost while a later position is stored: here the worker awaits its writes (`acknowledged`).
    Its writes go to the producer directly, in order, not through Faust's one-record-per-turn
-   `send_soon` buffer (their acknowledgement took ~3x longer and held the pipeline up).
+   `send_soon` buffer, which held the pipeline up.
 4. `TableManager` / `Recovery`: when the assignment changes while a recovery runs (a worker
    joins), Faust seeks standby partitions whose start offset it never built (None) and aiokafka
    raises `ValueError: Offset must be a positive integer`, which stops the worker. And Faust ends
@@ -39,19 +39,17 @@ lives in produce.py, with its tests in tests/unit/test_rules_produce.py.
    (a cluster propagates new topics more slowly than one broker); the assignor then leaves the
    changelog out ("Ignoring missing topic"), and until the metadata is refreshed (minutes) a
    worker taking partitions over recovers nothing: it answered moves of existing matches with
-   unknown_match (seen on the local cluster, scale 1 -> 3 workers). The worker makes the topic,
+   unknown_match (seen on a cluster, scaling 1 -> 3 workers). The worker makes the topic,
    and waits for its leaders, before Faust starts.
-7. `deliver_in_batches`: Faust hands the agent one event at a time, and each costs ~200 us of
-   CPU before the agent sees it (measured: a bare agent over `stream.events()` took a backlog at
-   ~5,000 events/s on a full core, ten times the raw pass-through's cost per record): its drain
+7. `deliver_in_batches`: Faust hands the agent one event at a time, at a high CPU cost per event
+   before the agent sees it: its drain
    loop races every message against a flow suspension with `mode`'s `wait_first` (four tasks and
    an `asyncio.wait` per message), then the conductor, a channel queue and the stream iterator
    each take a turn. The worker's drain hands the move records of each fetch to the fold loop's
    buffer as one list, with Faust's rules kept (flow control, generation, read offsets: records
    below the read offset are dropped as Faust drops them); every other record (changelog, standby)
    still goes to Faust's own callback, one after the other, with one race against a flow
-   suspension per fetch instead of one per record (a recovery read its changelog records 35 %
-   faster: 4.4 s instead of 6.7 s for 22,900 records, same changelog, same run).
+   suspension per fetch instead of one per record.
 8. `Linger`: Faust gives aiokafka one linger for the producer's life (`producer_linger`); the
    worker sets it per batch: none for a few moves (a client waits for its answer), a little
    while many come together, so that a batch's results and the states and positions of the
@@ -134,10 +132,9 @@ class MatchTable(faust.Table):
 
     Its changelog records go to the producer in the order they are written, all of those waiting
     at once, instead of through Faust's `send_soon` buffer, which hands the producer one record
-    per turn of the event loop: a group's states then waited ~3x longer for their
-    acknowledgement, and batches behind them for a place in the pipeline (at 1,000 moves/s,
-    produce -> view p50 ~20-30 % lower and p99 ~30-40 % lower with this, in alternating runs;
-    README "What limits the figures"). Nothing Faust's path adds is used here: the memory store
+    per turn of the event loop: a group's states then waited longer for their acknowledgement,
+    and batches behind them for a place in the pipeline (the measurement:
+    docs/decisions/faust-table-writes.md). Nothing Faust's path adds is used here: the memory store
     keeps no persisted offsets, the table has no expiry or windows, the worker uses no
     transactions."""
 
@@ -375,12 +372,9 @@ def changelog_configs(settings: Any) -> dict[str, str]:
 # --- 8. the producer's linger, per batch -----------------------------------------------------------
 class Linger:
     """`set(seconds)`: the linger of the producer batches aiokafka opens from then on (its
-    MessageAccumulator reads `_linger_time` when it opens a batch for a partition). Measured with
-    200 closed-loop seat-socket clients on 2026-12-02: 2 ms of linger gave 2,018 moves/s against
-    1,806-1,857 without, and 211 us of worker CPU per move against 253-262 (fewer produce
-    requests: their socket writes were ~13 % of the worker's CPU); but a lone client's p50 went
-    from 4.3-4.5 ms to 5.9 ms, so a lone move gets none (the worker: fewer than 32 records get
-    none, README "What limits the figures")."""
+    MessageAccumulator reads `_linger_time` when it opens a batch for a partition). Many moves
+    together share produce requests with a little linger; a lone move waits for none, so the
+    worker lingers only for 32 records or more (docs/decisions/faust-linger.md)."""
 
     def __init__(self, app: faust.App):
         self._app = app

@@ -6,8 +6,7 @@ ones, and stores states and positions in batch order as the acknowledgements com
 
 The committer takes every batch waiting in the queue as one group: one changelog round trip
 (acks=all, tens of milliseconds on a loaded cluster) covers them all. Taking them one by one
-made that round trip the worker's pace: small batches, one round trip each, the fold idle
-(measured on the local cluster with three workers: 8.7 records a batch, ~125 moves/s a worker).
+made that round trip the worker's pace: small batches, one round trip each, the fold idle.
 
 Folding batch k+1 needs the states batch k produced before they are stored: `Pending` holds
 them (the bytes that will be stored, so the decoded-state cache stays valid), and is what the

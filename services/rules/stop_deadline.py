@@ -1,9 +1,9 @@
 """Once a batch has failed, the worker exits within a deadline, whatever Faust's stop waits for.
 
 A failed batch stops the worker (app.py, fold_moves) and a restart answers the batch again from
-the stored positions. Once, in a clean CI run of 2026-12-02, Faust's stop after such a failure
-logged "Wait for streams..." and nothing after it for two minutes, until the test's SIGTERM
-(its wait for the stream's messages commits offsets: our commit flushes the producer first).
+the stored positions. Faust's stop after such a failure was seen to wait for minutes ("Wait for
+streams...": its wait for the stream's messages commits offsets, and our commit flushes the
+producer first; docs/decisions/stop-deadline.md).
 Nothing the stop could still write is needed: positions are stored only after the states they
 cover, and offsets are committed only up to stored positions. So a timer exits the process.
 """
