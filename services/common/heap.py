@@ -2,22 +2,20 @@
 
 CPython's cyclic collector walks every tracked object of the generation it collects; in the rules
 worker a full (oldest-generation) collection walked the modules, Faust's and aiokafka's objects
-and the match states: 60-120 ms pauses a few times a minute at 1,000 moves/s, part of the p99
-produce → result. Most of what exists when a service is ready lives as long as it does, so it is
-collected once and frozen (gc.freeze: the permanent generation, never walked again; reference
-counting still frees what is dropped later, only cycles among it would stay). Later full
-collections walk only newer objects. The gateway settles once it is ready; the rules worker
-each time a rebalance completes (its table recovered); the projector each time it is assigned
-partitions (its full collections paused it ~22 ms at 1,000 moves/s).
+and the match states: pauses long enough to show in the p99 produce → result. Most of what
+exists when a service is ready lives as long as it does, so it is collected once and frozen
+(gc.freeze: the permanent generation, never walked again; reference counting still frees what is
+dropped later, only cycles among it would stay). Later full collections walk only newer objects.
+The gateway settles once it is ready; the rules worker each time a rebalance completes (its table
+recovered); the projector each time it is assigned partitions.
 
 The gateway also collects its youngest generation less often (`young_threshold`). What it makes
 after start-up lives long too: each seat socket holds tasks, coroutines and buffers (~110,000
 tracked objects with 400 sockets), and they were walked again and again on their way to the
-oldest generation. With CPython's 700 allocations a collection, the collector took ~20 % of the
-gateway's CPU in the seat-socket bench; with 50,000, its CPU per move fell 18 % (alternating
-runs: 312-358 against 392-433 us; one client alone did not gain, README "What limits the
-figures"). In the rules worker the same setting changed nothing (its heap is small since
-Faust's polls are capped, services/rules/app.py), so it is the gateway's only.
+oldest generation. Collecting it every 50,000 allocations instead of CPython's 700 cut the
+gateway's CPU per socket move; in the rules worker it changed nothing (its heap is small since
+Faust's polls are capped, services/rules/app.py), so it is the gateway's only. The figures:
+docs/decisions/garbage-collection.md.
 """
 
 from __future__ import annotations

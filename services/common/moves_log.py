@@ -77,8 +77,8 @@ CACHED_KEY_BYTES = 256
 
 def partition_of(key: bytes, partitions: int) -> int:
     """Kafka's default partition for a key (murmur2, as the Java and Python clients compute it):
-    a match's home partition. Cached: kafka-python's murmur2 is pure Python (~9 us a key, ~5 % of
-    the rules worker's fold), and the same match keys come again with every move."""
+    a match's home partition. Cached: kafka-python's murmur2 is pure Python, and the same match
+    keys come again with every move (docs/decisions/home-partition.md)."""
     if len(key) > CACHED_KEY_BYTES:
         return _partition(key, partitions)
     return _cached_partition(key, partitions)

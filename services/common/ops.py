@@ -4,7 +4,7 @@ orchestrators, on PLYLOG_OPS_PORT (bound to PLYLOG_OPS_HOST):
   GET /livez    200 while the process's loop runs (it beat within LIVE_WITHIN_S), else 503
   GET /readyz   200 when its partitions are assigned, recovered and caught up within
                 PLYLOG_READY_LAG records, else 503; the JSON body says which check failed
-  GET /metrics  Prometheus text format (the names are in the README, "Running at scale")
+  GET /metrics  Prometheus text format (the names are in docs/operations.md)
 
 It runs in a thread of its own, so a busy or blocked loop cannot stop it from answering (which
 is the point of /livez). The loop hands over what the server shows: `beat()` and `publish()`
