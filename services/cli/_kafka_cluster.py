@@ -21,7 +21,7 @@ from . import _kafka
 from ._cluster_layout import KafkaNode, voters
 from ._proc import ProcRecord, StackError, record_for
 
-#: per node: three share 2 cores and the machine with everything else (measured RSS in the README)
+#: per node: three share 2 cores and the machine with everything else (their RSS: docs/operations.md)
 JVM_FLAGS = [
     "-Xms128m",
     "-Xmx384m",

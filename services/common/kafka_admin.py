@@ -4,7 +4,7 @@
     kafka_admin.wait_for_metadata("127.0.0.1:9092", timeout=30)
     kafka_admin.ensure_contract_topics("127.0.0.1:9092", prefix="t1234abcd.", partitions=3)
 
-Topics follow CONTRACT.md: ``<prefix>moves``, ``<prefix>results``, ``<prefix>outcomes``
+Topics follow the wire contract (docs/contract.md): ``<prefix>moves``, ``<prefix>results``, ``<prefix>outcomes``
 (always ONE partition), ``<prefix>deadletter``; moves is kept forever.
 """
 

@@ -164,7 +164,7 @@ class RedisTarget:
 
 @dataclass(frozen=True)
 class Topics:
-    """The contract topics (CONTRACT.md) for one prefix."""
+    """The contract topics (docs/contract.md) for one prefix."""
 
     prefix: str = DEFAULT_TOPIC_PREFIX
 
@@ -310,7 +310,7 @@ class Settings:
         return s
 
     def service_env(self) -> dict[str, str]:
-        """The environment plylog passes to its own services (see README, "Services")."""
+        """The environment plylog passes to its own services (docs/operations.md, "Services")."""
         return {
             "PLYLOG_HOME": str(self.home),
             "KAFKA_BOOTSTRAP_SERVERS": self.kafka_bootstrap,
