@@ -1,4 +1,4 @@
-"""The HTTP API, version 1 (see the README, "HTTP API", and /docs)."""
+"""The HTTP API, version 1 (docs/api.md, and the OpenAPI page at /docs)."""
 
 from __future__ import annotations
 

@@ -34,8 +34,9 @@ PLYLOG_SOCKET_QUEUE             256       messages a socket may have unsent (a s
 PLYLOG_SOCKET_EARLY_RESULTS     1         seat sockets also take results from plylog.results, a
                                           few ms before the projector has them (0: Redis only)
 PLYLOG_SOCKET_DEFLATE           0         1: offer permessage-deflate on seat sockets (results
-                                          ~13x smaller, ~70 us more gateway CPU per socket
-                                          move, a zlib context per socket; off as in socket.io)
+                                          much smaller, more gateway CPU per socket move, a
+                                          zlib context per socket; off as in socket.io; the
+                                          figures: docs/decisions/seat-socket.md)
 =============================== ========= ====================================================
 """
 

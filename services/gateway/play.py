@@ -408,7 +408,7 @@ async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[s
     if commit_listed:
         body["hint"] = (
             "commit: send the MM1 commitment of a code and salt of your own "
-            '(sha256 hex of "MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>"; rules/mastermind.md)'
+            '(sha256 hex of "MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>"; docs/rules/mastermind.md)'
         )
     return body
 

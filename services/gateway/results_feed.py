@@ -1,8 +1,8 @@
 """The seat sockets' early results: the gateway reads `plylog.results` itself.
 
 A result reaches the live channel only once the projector has read it from Kafka and stored it
-in Redis: one more Kafka hop and a Redis script after the rules worker produced it (~3-4 ms of
-the ~8 ms a move took from a lone client's socket to its answer, measured on one machine). A
+in Redis: one more Kafka hop and a Redis script after the rules worker produced it, a large share
+of a lone client's wait for its answer (docs/decisions/seat-socket.md). A
 seat's socket takes each result from the topic as soon as the worker produced it, and from the
 live channel as before; its stream keeps one copy of each, in seq order (sse.py). HTTP waits
 and SSE streams keep the live channel only: a client that reads the match after its answer

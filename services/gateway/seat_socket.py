@@ -1,5 +1,5 @@
 """The seat socket: `GET /v1/matches/{id}/play` upgraded to a WebSocket, a fast path for players and
-bots (README "HTTP API", CONTRACT.md "Seat sockets"). What flows over an open socket is in
+bots (docs/api.md, "The seat socket"; docs/contract.md). What flows over an open socket is in
 socket_session.py; this module opens it.
 
 The credential is checked once, when the socket opens, by the rules of the HTTP actions
