@@ -71,12 +71,17 @@ function winner(board) {
   return { draw: true, groups: { 0: black, 1: white } };
 }
 
+// One pass, no allocation: the server runs this for every move.
 function legal(G, chosen) {
   if (!Array.isArray(chosen) || chosen.length === 0) return false;
-  if (new Set(chosen).size !== chosen.length) return false;
-  if (!chosen.every((c) => Number.isInteger(c) && c >= 0 && c < SIZE && G.board[c] === null)) return false;
-  const mark = MARKS[chosen[0]];
-  if (!chosen.every((c) => MARKS[c] === mark)) return false;
+  let mark = 0;
+  for (let i = 0; i < chosen.length; i++) {
+    const c = chosen[i];
+    if (!Number.isInteger(c) || c < 0 || c >= SIZE || G.board[c] !== null) return false;
+    for (let j = 0; j < i; j++) if (chosen[j] === c) return false;
+    if (mark === 0) mark = MARKS[c];
+    else if (MARKS[c] !== mark) return false;
+  }
   if (G.empty === SIZE) return chosen.length === 1 && mark === 2;
   return chosen.length <= mark;
 }
