@@ -196,7 +196,17 @@ class BotService:
         current = self.owed.get(match_id)
         if current is not None:
             if view["seq"] <= current.seq and not retry:
+                log.debug(
+                    "%s: seq %d (%s) leaves the turn owed at seq %d",
+                    match_id,
+                    view["seq"],
+                    result["status"],
+                    current.seq,
+                )
                 return  # another's refused action, at the seq our turn is owed at: that turn stands
+            log.debug(
+                "%s: seq %d (%s) replaces the turn owed at seq %d", match_id, view["seq"], result["status"], current.seq
+            )
             current.task.cancel()  # the match has moved on (or our move was refused): that turn is gone
             del self.owed[match_id]
         turns = self.players.turns(view)
@@ -207,6 +217,9 @@ class BotService:
         if held is not None and held[1].seq == view["seq"]:
             position = PublicPosition(state=held[1].state, seq=held[1].seq)  # states are immutable
         owed = _Owed(partition, offset, result, turns, retry, position)
+        log.debug(
+            "%s: owes %s at seq %d (offset %d:%d)", match_id, [t.player for t in turns], view["seq"], partition, offset
+        )
         self.progress.owe(partition, offset)
         owed.task = asyncio.create_task(self._play(owed))
         self.owed[match_id] = owed
@@ -275,6 +288,7 @@ class BotService:
             )
             await sent
             self.counts["retries" if record["event_id"].endswith(":retry") else "moves"] += 1
+            log.debug("%s: sent %s", turn.match_id, record["event_id"])
 
     async def _decide(
         self, lane_of: str, turn: Turn, position: PublicPosition, view: dict[str, Any], retry: bool

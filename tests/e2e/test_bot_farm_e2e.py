@@ -20,8 +20,8 @@ CAP = 4  # PLYLOG_BOT_MATCHES_PER_PLAYER on this stack (the default)
 FARM = 36  # matches against bot:mcts-3, as in the finding: CAP each for FARM / CAP identities
 STRONGEST = "bot:mcts-3"
 FARM_GAME, FARM_OPTIONS = "strands", {}  # the default board: mcts-3's slowest decisions
-BYSTANDER_OPTIONS: dict = {}  # the default board: long enough for every sample
-SAMPLES = 5
+BYSTANDER_OPTIONS: dict = {}  # the default board
+SAMPLES = 7
 BOUND_S = 5.0  # a bystander's move against bot:random, answered (0.3 s on a quiet stack)
 
 
@@ -164,29 +164,45 @@ class Farmer:
             thread.join(timeout=60)
 
 
-def bystander_move_latency(stack, match_id: str, token: str, rng: random.Random) -> float:
-    """Seconds from sending a move against bot:random until the bot's answer is in the projection."""
-    view = view_when(stack, match_id, lambda v: v["status"] == "over" or 0 in v["to_move"])
-    assert view["status"] == "active", "the bystander's match ended; give it a larger board"
-    actions = stack.http.get(f"/v1/matches/{match_id}/legal-actions", headers=auth(token)).json()["actions"]
-    started = time.monotonic()
-    sent = stack.http.post(
-        f"/v1/matches/{match_id}/actions?wait=true",
-        headers=auth(token),
-        json={"action": rng.choice(actions), "expected_seq": view["seq"]},
-    ).json()
-    assert sent["status"] == "accepted", sent
-    view_when(stack, match_id, lambda v: v["seq"] > sent["seq"], timeout=120)
-    return time.monotonic() - started
+class Bystander:
+    """A player with a match against bot:random (a new one whenever theirs is over)."""
+
+    def __init__(self, stack):
+        self.stack, self.rng = stack, random.Random(3)
+        self.player, self.credential = guest(stack, "bystander")
+        self.match_id, self.token = self._new_match()
+
+    def _new_match(self) -> tuple[str, str]:
+        created = create(self.stack, self.credential, [self.player, "bot:random"], BYSTANDER_OPTIONS)
+        assert created.status_code == 201, created.text
+        return created.json()["match_id"], created.json()["tokens"][0]
+
+    def move_answered_in(self) -> float:
+        """Seconds from sending a move until the bot's answer is in the projection."""
+        while True:
+            view = view_when(self.stack, self.match_id, lambda v: v["status"] == "over" or 0 in v["to_move"])
+            if view["status"] == "over":
+                self.match_id, self.token = self._new_match()
+                continue
+            actions = self.stack.http.get(
+                f"/v1/matches/{self.match_id}/legal-actions", headers=auth(self.token)
+            ).json()["actions"]
+            started = time.monotonic()
+            sent = self.stack.http.post(
+                f"/v1/matches/{self.match_id}/actions?wait=true",
+                headers=auth(self.token),
+                json={"action": self.rng.choice(actions), "expected_seq": view["seq"]},
+            ).json()
+            assert sent["status"] == "accepted", sent
+            if sent["view"]["status"] == "over":  # the bystander's move ended it: no answer to wait for
+                continue
+            view_when(self.stack, self.match_id, lambda v: v["seq"] > sent["seq"], timeout=120)
+            return time.monotonic() - started
 
 
 def test_a_bystanders_move_against_the_random_bot_is_answered_in_its_normal_time_during_a_bot_farm(stack):
-    me, credential = guest(stack, "bystander")
-    created = create(stack, credential, [me, "bot:random"], BYSTANDER_OPTIONS)
-    assert created.status_code == 201, created.text
-    match_id, token = created.json()["match_id"], created.json()["tokens"][0]
-    rng = random.Random(3)
-    quiet = [bystander_move_latency(stack, match_id, token, rng) for _ in range(SAMPLES)]
+    bystander = Bystander(stack)
+    quiet = [bystander.move_answered_in() for _ in range(SAMPLES)]
     farmer = Farmer(stack)
     farmer.farm()
     try:
@@ -197,7 +213,7 @@ def test_a_bystanders_move_against_the_random_bot_is_answered_in_its_normal_time
         before = farmer.moves
         busy = []
         for _ in range(SAMPLES):
-            busy.append(bystander_move_latency(stack, match_id, token, rng))
+            busy.append(bystander.move_answered_in())
             time.sleep(0.5)
         during = farmer.moves - before
     finally:
