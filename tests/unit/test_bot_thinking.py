@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
+
 from services.bots.players import BOTS_ONLY, lane
 from services.bots.progress import Progress
+from services.bots.service import BotService, _Positions
 from services.bots.thinking import FairGate, Thinker
+from services.common.redis_keys import Keys
+from services.common.settings import Settings
 from tests.support import Match
 from tests.unit.test_bot_service import KEY, public, strands_vs_bot
 
@@ -118,3 +123,46 @@ def test_offsets_are_committed_up_to_the_oldest_turn_still_owed():
     assert progress.to_commit({0}) == {0: 10}
     progress.forget({0, 1})
     assert progress.to_commit() == {} and progress.owed() == 0
+
+
+class _Recording(BotService):
+    """The service's bookkeeping of owed turns, with the deciding and sending recorded instead."""
+
+    def __init__(self):
+        super().__init__(Settings.from_env(), Keys("t:", 3), Thinker(["mcts-1"], KEY, workers=1), "unit")
+        self.positions = _Positions(lambda: None, None)
+        self.played: list[int] = []
+
+    async def _play_once(self, owed) -> None:
+        self.played.append(owed.seq)
+        await asyncio.Event().wait()  # "thinking" until replaced
+
+
+def test_another_players_refused_action_leaves_the_owed_turn_and_a_newer_result_replaces_it():
+    """Given the bot to move at seq 2, when ann's refused action (at seq 2) comes next, the turn is
+    still owed (before, the newest result of a poll won, and a refused one hid the turn); when the
+    match moves on (ann resigns, seq 3), the turn is given up and its offset may be committed."""
+    match = strands_vs_bot()
+    to_move = match.steps[-1].result
+    refused = match.send("ann", {"type": "place", "cells": [[0, -2]]}).result
+    assert refused["status"] == "rejected" and refused["view"]["seq"] == 2
+    over = match.send("ann", {"type": "resign"}).result
+    assert over["status"] == "accepted" and over["view"]["status"] == "over"
+
+    async def run():
+        service = _Recording()
+        try:
+            for offset, result in enumerate([to_move, refused]):
+                service._take(0, offset, orjson.dumps(result))
+            await asyncio.sleep(0)
+            owed = service.owed[to_move["match_id"]]
+            held = (owed.seq, owed.task.cancelled(), service.progress.to_commit())
+            service._take(0, 2, orjson.dumps(over))
+            await asyncio.sleep(0)
+            return held, service.played, owed.task.cancelled(), service.owed, service.progress.to_commit()
+        finally:
+            service.thinker.close()
+
+    held, played, cancelled, owed, commit = asyncio.run(run())
+    assert held == (2, False, {0: 0}) and played == [2]
+    assert cancelled and owed == {} and commit == {0: 3}
