@@ -18,6 +18,7 @@ class RandomBot:
     id = "random"
     games = frozenset(GAME_MODULES)
     description = "a uniformly random legal action (the game's random_action)"
+    searches = False  # instant: a service decides it at once, queued behind no search
 
     def __init__(self, secret_key: bytes | None = None):
         self.maker = mastermind_maker.Codemaker(secret_key)

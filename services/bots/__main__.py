@@ -5,7 +5,8 @@ holds a seat: it reads plylog.results and produces their moves to plylog.moves, 
 producer. Instances share the partitions (consumer group `<topic prefix>bots`). Settings from the
 environment: KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, PLYLOG_TOPIC_PREFIX, PLYLOG_REDIS_PREFIX and
 PLYLOG_BOT_SECRET (the key the Mastermind codemaker derives its secrets from; unset: made once
-into $PLYLOG_HOME/bots.secret).
+into $PLYLOG_HOME/bots.secret) and PLYLOG_BOT_WORKERS (the processes its searching bots think in,
+shared round-robin between players; default: the cores it may use, at most 4).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from pathlib import Path
 from games.bots import bot_ids
 from services.common import kafka_admin
 from services.common.redis_keys import Keys, prefix_from_env
-from services.common.settings import SettingsError, load, secret_key
+from services.common.settings import SettingsError, env_number, load, secret_key
 
-from .players import BotPlayers
 from .service import BotService
+from .thinking import Thinker, default_workers
 
 BOT_SECRET_FILE = "bots.secret"
 
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(bot_ids()),
         help=f"comma-separated bot ids to play (default every one: {', '.join(bot_ids())})",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes the searching bots think in (default PLYLOG_BOT_WORKERS, else the cores it may use, at most 4)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -55,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         key = secret_key(settings.home, os.environ, "PLYLOG_BOT_SECRET", BOT_SECRET_FILE)
+        workers = args.workers or env_number(os.environ, "PLYLOG_BOT_WORKERS", default_workers(), lo=1, hi=256)
+        if not 1 <= workers <= 256:
+            raise SettingsError(f"--workers {workers} is out of range [1, 256]")
         partitions = kafka_admin.partition_counts(
             settings.kafka_bootstrap, [settings.topics.results], timeout=30, wait_missing=kafka_admin.TOPICS_SETTLE_S
         )
@@ -81,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     service = BotService(
         settings,
         Keys(prefix_from_env(), results_partitions),
-        BotPlayers(wanted, key),
+        Thinker(wanted, key, workers),
         args.name,
         Path(ready) if ready else None,
     )

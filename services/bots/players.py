@@ -25,6 +25,7 @@ from games.timeutil import from_ms
 
 log = logging.getLogger("plylog.bots")
 BOT_PREFIX = "bot:"
+BOTS_ONLY = "(bots only)"  # the lane of the matches no person plays
 SHARE_OF_REMAINING_TIME = 1 / 30  # of the seat's time left, spent on one decision
 MIN_THINK_S, MAX_THINK_S = 0.05, 5.0
 
@@ -65,6 +66,10 @@ class BotPlayers:
     def plays_in(self, view: dict[str, Any]) -> bool:
         return any(player in self.bots for player in view.get("seats", []))
 
+    def searches(self, player: str, retry: bool = False) -> bool:
+        """Whether the decision of `player` is a search (worth a worker process) or instant."""
+        return not retry and getattr(self.bots[player], "searches", True)
+
     def move(
         self, turn: Turn, position: PublicPosition, view: dict[str, Any], now_ms: int, retry: bool = False
     ) -> dict[str, Any]:
@@ -95,6 +100,13 @@ class BotPlayers:
         left_s = (clock["remaining_ms"][seat] - max(0, now_ms - clock["since_ms"])) / 1000
         think = min(MAX_THINK_S, max(MIN_THINK_S, left_s * SHARE_OF_REMAINING_TIME))
         return Budget(playouts=default.playouts if default else None, seconds=think)
+
+
+def lane(view: dict[str, Any]) -> str:
+    """Whom the bots of this match think for, when the service shares its time between players: the
+    people seated in it (a match of bots only shares one lane with every other such match)."""
+    people = sorted({p for p in view.get("seats", []) if isinstance(p, str) and not is_bot(p)})
+    return ",".join(people) or BOTS_ONLY
 
 
 def our_rejected_move(result: dict[str, Any], bots: BotPlayers) -> bool:

@@ -1,11 +1,14 @@
 """The bot service's loop: consume `plylog.results` as the group `<topic prefix>bots` (instances
 share the partitions), keep the public position of every match a bot plays, and produce its
-bots' moves to `plylog.moves` (aiokafka, acks=all). Offsets are committed after the moves of a
-poll are acknowledged; a crash re-reads them and decides again under the same event ids
-(`duplicate`, never a second move). See players.py for the decisions.
+bots' moves to `plylog.moves` (aiokafka, acks=all). See players.py for the decisions and
+thinking.py for how the service shares its time between players.
 
-A bot acts only on the newest result of a match in a poll, and only if the projection is not
+Each turn a bot owes is a task of its own: many matches are thought about at once, and one slow
+decision holds up no other match. A newer result of a match replaces a turn not yet being decided
+(the service acts on the newest result it has read), and a turn is dropped when the projection is
 already past it (a service catching up on old results does not think about turns long gone).
+Offsets are committed up to the oldest result whose move is still owed (progress.py): a crash
+re-reads those and decides again under the same event ids (`duplicate`, never a second move).
 A position it does not hold (after a restart or a rebalance) is rebuilt from the projection's
 public log in Redis, once the projector has the seq before the turn.
 """
@@ -13,9 +16,13 @@ public log in Redis, once the projector has the seq before the turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
+import signal
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +35,44 @@ from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
 
-from .players import BotPlayers, our_rejected_move
+from .players import Turn, lane, our_rejected_move
+from .progress import Progress
+from .thinking import Thinker
 
 log = logging.getLogger("plylog.bots")
 ANNOUNCE_EVERY_S = 5.0
 PROJECTION_WAIT_S = 30.0
+RETRY_MAX_S = 5.0
+MAX_OWED_TURNS = 2000  # turns in hand at once; past it, the service reads no more results until some are done
+
+
+@dataclass(eq=False)
+class _Owed:
+    """The turns of one result a bot owes a move for."""
+
+    partition: int
+    offset: int
+    result: dict[str, Any]
+    turns: list[Turn]
+    retry: bool
+    position: PublicPosition | None  # the public match at the result's seq, when held
+    task: asyncio.Task | None = None
+
+    @property
+    def seq(self) -> int:
+        return self.result["view"]["seq"]
 
 
 class _Positions(ConsumerRebalanceListener):
     """Public positions of the matches on the partitions this instance holds."""
 
-    def __init__(self, on_assigned):
+    def __init__(self, on_assigned, on_revoked):
         self.by_match: dict[str, tuple[int, PublicPosition]] = {}  # match -> (partition, position)
-        self._on_assigned = on_assigned
+        self._on_assigned, self._on_revoked = on_assigned, on_revoked
 
     async def on_partitions_revoked(self, revoked):
         gone = {tp.partition for tp in revoked}
+        await self._on_revoked(gone)
         self.by_match = {m: v for m, v in self.by_match.items() if v[0] not in gone}
 
     async def on_partitions_assigned(self, assigned):
@@ -53,12 +82,14 @@ class _Positions(ConsumerRebalanceListener):
 
 
 class BotService:
-    def __init__(
-        self, settings: Settings, keys: Keys, players: BotPlayers, instance: str, ready_file: Path | None = None
-    ):
-        self.settings, self.keys, self.players, self.instance = settings, keys, players, instance
+    def __init__(self, settings: Settings, keys: Keys, thinker: Thinker, instance: str, ready_file: Path | None = None):
+        self.settings, self.keys, self.thinker, self.instance = settings, keys, thinker, instance
+        self.players = thinker.players
         self.ready_file = ready_file
         self.counts: Counter = Counter()
+        self.progress = Progress()
+        self.owed: dict[str, _Owed] = {}  # match -> the turns owed in it (of its newest seq)
+        self.working: set[_Owed] = set()  # every owed turn still in hand (a replaced one may be finishing)
 
     async def run(self) -> None:
         topics = self.settings.topics
@@ -67,7 +98,7 @@ class BotService:
         self.producer = AIOKafkaProducer(
             bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1
         )
-        consumer = AIOKafkaConsumer(
+        self.consumer = consumer = AIOKafkaConsumer(
             bootstrap_servers=self.settings.kafka_bootstrap,
             group_id=topics.bots_group,
             client_id=self.instance,
@@ -76,23 +107,39 @@ class BotService:
             fetch_max_wait_ms=50,
             max_poll_interval_ms=600_000,
         )
-        self.positions = _Positions(self._mark_ready)
+        self.positions = _Positions(self._mark_ready, self._give_up)
         consumer.subscribe([topics.results], listener=self.positions)
+        await self.thinker.start()
         await self.producer.start()
         await consumer.start()
         announcer = asyncio.create_task(self._announce())
         log.info("bot service %s plays %s", self.instance, ", ".join(sorted(self.players.bots)))
+        stopping = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stopping.set)
         try:
-            while True:
-                polled = await consumer.getmany(timeout_ms=500, max_records=500)
-                if polled:
-                    await self._handle(polled)
-                    await consumer.commit()
+            while not stopping.is_set():
+                if len(self.working) >= MAX_OWED_TURNS:  # enough in hand: read on once some are done
+                    await asyncio.sleep(0.05)
+                    continue
+                polled = await consumer.getmany(timeout_ms=200, max_records=500)
+                for tp, messages in polled.items():
+                    for message in messages:
+                        self._take(tp.partition, message.offset, message.value)
+                await self._commit()
+            log.info("stopping: %d turn(s) in hand are decided again by whoever reads on", len(self.working))
         finally:
             announcer.cancel()
+            in_hand = list(self.working)
+            for owed in in_hand:
+                owed.task.cancel()
+            await asyncio.gather(*(o.task for o in in_hand), return_exceptions=True)
+            with contextlib.suppress(Exception):  # what is done need not be decided again
+                await self._commit()
             await consumer.stop()
             await self.producer.stop()
             await self.redis.aclose()
+            self.thinker.close()
 
     def _mark_ready(self) -> None:
         if self.ready_file is not None and not self.ready_file.exists():
@@ -103,32 +150,80 @@ class BotService:
             player[4:]: (tuple(sorted(bot.games)), getattr(bot, "description", bot.id))
             for player, bot in self.players.bots.items()
         }
+        said: dict = {}
         while True:
             try:
                 await bot_directory.announce(self.redis, self.keys, self.instance, bots)
             except Exception as error:  # noqa: BLE001 - Redis away for a moment: say so, try again
                 log.warning("could not announce the bots: %s", error)
+            if self.counts != said:
+                said = dict(self.counts)
+                log.info(
+                    "totals %s; %d turn(s) in hand, %d waiting to think",
+                    said,
+                    len(self.working),
+                    self.thinker.gate.waiting,
+                )
             await asyncio.sleep(ANNOUNCE_EVERY_S)
 
-    async def _handle(self, polled: dict[TopicPartition, list]) -> None:
-        newest: dict[str, tuple[int, dict[str, Any]]] = {}
-        for tp, messages in polled.items():
-            for message in messages:
-                result = self._ours(message.value)
-                if result is None:
-                    continue
-                self._follow(tp.partition, result)
-                newest[result["match_id"]] = (tp.partition, result)
-        sends = []
-        for match_id, (partition, result) in newest.items():
-            for record in await self._moves(partition, result):
-                sends.append(
-                    await self.producer.send(self.settings.topics.moves, orjson.dumps(record), key=match_id.encode())
+    async def _commit(self, partitions: set[int] | None = None) -> None:
+        points = self.progress.to_commit(partitions)
+        if points:
+            topic = self.settings.topics.results
+            await self.consumer.commit({TopicPartition(topic, p): offset for p, offset in points.items()})
+            self.progress.committed(points)
+
+    async def _give_up(self, partitions: set[int]) -> None:
+        """Partitions revoked: stop thinking for their matches, commit what is done, forget them."""
+        gone = [o for o in self.working if o.partition in partitions]
+        for owed in gone:
+            owed.task.cancel()
+        await asyncio.gather(*(o.task for o in gone), return_exceptions=True)
+        with contextlib.suppress(Exception):  # a lost commit only means deciding again: `duplicate`
+            await self._commit(partitions)
+        self.progress.forget(partitions)
+        self.owed = {m: o for m, o in self.owed.items() if o.partition not in partitions}
+
+    def _take(self, partition: int, offset: int, value: bytes | None) -> None:
+        """One record of plylog.results: follow the match, and owe its turns if a bot of ours is to move."""
+        self.progress.read(partition, offset)
+        result = self._ours(value)
+        if result is None:
+            return
+        self._follow(partition, result)
+        match_id, view = result["match_id"], result["view"]
+        retry = our_rejected_move(result, self.players)
+        current = self.owed.get(match_id)
+        if current is not None:
+            if view["seq"] <= current.seq and not retry:
+                log.debug(
+                    "%s: seq %d (%s) leaves the turn owed at seq %d",
+                    match_id,
+                    view["seq"],
+                    result["status"],
+                    current.seq,
                 )
-        for sent in sends:
-            await sent
-        if sends:
-            log.info("sent %d bot move(s); totals %s", len(sends), dict(self.counts))
+                return  # another's refused action, at the seq our turn is owed at: that turn stands
+            log.debug(
+                "%s: seq %d (%s) replaces the turn owed at seq %d", match_id, view["seq"], result["status"], current.seq
+            )
+            current.task.cancel()  # the match has moved on (or our move was refused): that turn is gone
+            del self.owed[match_id]
+        turns = self.players.turns(view)
+        if not turns or not (result["status"] == "accepted" or retry):
+            return
+        held = self.positions.by_match.get(match_id)
+        position = None
+        if held is not None and held[1].seq == view["seq"]:
+            position = PublicPosition(state=held[1].state, seq=held[1].seq)  # states are immutable
+        owed = _Owed(partition, offset, result, turns, retry, position)
+        log.debug(
+            "%s: owes %s at seq %d (offset %d:%d)", match_id, [t.player for t in turns], view["seq"], partition, offset
+        )
+        self.progress.owe(partition, offset)
+        owed.task = asyncio.create_task(self._play(owed))
+        self.owed[match_id] = owed
+        self.working.add(owed)
 
     def _ours(self, value: bytes | None) -> dict[str, Any] | None:
         """The result, if it is of a match one of our bots plays."""
@@ -153,24 +248,64 @@ class BotService:
         if result["view"]["status"] == "over":
             self.positions.by_match.pop(result["match_id"], None)
 
-    async def _moves(self, partition: int, result: dict[str, Any]) -> list[dict[str, Any]]:
-        view, retry = result["view"], our_rejected_move(result, self.players)
-        turns = self.players.turns(view)
-        if not turns or not (result["status"] == "accepted" or retry):
-            return []
+    async def _play(self, owed: _Owed) -> None:
+        """Decide the owed turns and send their moves (acknowledged), then mark the result paid. Redis
+        or Kafka away: tried again (the same event ids, so a move that did go out is `duplicate`)."""
+        try:
+            for attempt in itertools.count():
+                try:
+                    await self._play_once(owed)
+                    return
+                except Exception as error:
+                    self.counts["failed"] += 1
+                    if attempt == 0:
+                        log.exception(
+                            "%s: could not play the turn at seq %d; trying again", owed.result["match_id"], owed.seq
+                        )
+                    else:
+                        log.warning(
+                            "%s: still cannot play the turn at seq %d: %s", owed.result["match_id"], owed.seq, error
+                        )
+                    await asyncio.sleep(min(RETRY_MAX_S, 0.5 * 2**attempt))
+        finally:
+            self.progress.paid(owed.partition, owed.offset)
+            self.working.discard(owed)
+            if self.owed.get(owed.result["match_id"]) is owed:
+                del self.owed[owed.result["match_id"]]
+
+    async def _play_once(self, owed: _Owed) -> None:
+        view = owed.result["view"]
         if await self._overtaken(view):
             self.counts["overtaken"] += 1
-            return []
-        position = await self._position(partition, view)
+            return
+        position = owed.position or await self._position(owed.partition, view)
         if position is None:
-            return []
-        records = []
-        for turn in turns:
-            records.append(
-                await asyncio.to_thread(self.players.move, turn, position, view, int(time.time() * 1000), retry)
+            return
+        for turn in owed.turns:
+            record = await self._decide(lane(view), turn, position, view, owed.retry)
+            sent = await self.producer.send(
+                self.settings.topics.moves, orjson.dumps(record), key=turn.match_id.encode()
             )
-            self.counts["retries" if retry else "moves"] += 1
-        return records
+            await sent
+            self.counts["retries" if record["event_id"].endswith(":retry") else "moves"] += 1
+            log.debug("%s: sent %s", turn.match_id, record["event_id"])
+
+    async def _decide(
+        self, lane_of: str, turn: Turn, position: PublicPosition, view: dict[str, Any], retry: bool
+    ) -> dict[str, Any]:
+        """A bot's move; a bot that fails (a bug) is replaced by a random legal move, so the match goes on."""
+        try:
+            return await self.thinker.move(lane_of, turn, position, view, retry)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if retry:
+                raise
+            log.exception(
+                "%s: %s failed to decide at seq %d; a random legal move instead", turn.match_id, turn.player, turn.seq
+            )
+            self.counts["bot_errors"] += 1
+            return await self.thinker.move(lane_of, turn, position, view, retry=True)
 
     async def _overtaken(self, view: dict[str, Any]) -> bool:
         stored = await self.projection.match_fields(view["match_id"], "seq")

@@ -67,6 +67,10 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
 {p}bots:available                     hash    bot id -> JSON {"games", "description", "instance", "seen_ms"}:
                                               the bots a running bot service plays (refreshed every few s)
 {p}bots:disabled                      set     bot ids an operator turned off (`plylog bots disable ID`)
+<p>bot-matches:<player>               zset    the player's unfinished matches against bots, counted
+                                              against PLYLOG_BOT_MATCHES_PER_PLAYER: member = match id,
+                                              score = admitted (ms); dropped once the projection shows
+                                              the match over (services/gateway/bot_cap.py)
 """
 
 from __future__ import annotations
@@ -85,7 +89,7 @@ Tag = int | str  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "bots:")
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "bots:", "bot-matches:")
 
 
 def prefix_from_env() -> str:
@@ -175,6 +179,9 @@ class Keys:
 
     def ratelimit_address(self, address: str) -> str:
         return f"{self.prefix}ratelimit-address:{address}"
+
+    def bot_matches(self, player: str) -> str:
+        return f"{self.prefix}bot-matches:{player}"
 
     @property
     def bots_available(self) -> str:

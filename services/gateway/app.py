@@ -22,6 +22,7 @@ from services.common.redis_keys import Keys
 from services.common.settings import Settings
 
 from . import errors
+from .bot_cap import BotMatchCap
 from .config import GatewayConfig
 from .history import MatchHistory
 from .identity import Authenticator
@@ -54,6 +55,7 @@ class Gateway:
     history: MatchHistory | None = None
     limiter: RateLimiter | None = None
     address_limiter: RateLimiter | None = None
+    bot_cap: BotMatchCap | None = None
     auth: Authenticator | None = None
     stream: ResultStream | None = None
     tokens: SeatTokens | None = None
@@ -100,6 +102,7 @@ class Gateway:
         self.address_limiter = RateLimiter(
             self.redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst, cluster
         )
+        self.bot_cap = BotMatchCap(self.redis, self.projection, c.bot_matches_per_player)
         self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)

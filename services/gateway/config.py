@@ -37,6 +37,8 @@ PLYLOG_SOCKET_DEFLATE           0         1: offer permessage-deflate on seat so
                                           much smaller, more gateway CPU per socket move, a
                                           zlib context per socket; off as in socket.io; the
                                           figures: docs/decisions/seat-socket.md)
+PLYLOG_BOT_MATCHES_PER_PLAYER   4         unfinished matches against bots one player may have
+                                          (created, or joined); one more is refused (429)
 =============================== ========= ====================================================
 """
 
@@ -77,6 +79,7 @@ class GatewayConfig:
     socket_queue: int = 256
     early_results: bool = True
     socket_deflate: bool = False
+    bot_matches_per_player: int = 4
 
     @classmethod
     def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -101,6 +104,7 @@ class GatewayConfig:
             socket_queue=env_number(env, "PLYLOG_SOCKET_QUEUE", 256, lo=1, hi=100_000),
             early_results=env_number(env, "PLYLOG_SOCKET_EARLY_RESULTS", 1, lo=0, hi=1) == 1,
             socket_deflate=env_number(env, "PLYLOG_SOCKET_DEFLATE", 0, lo=0, hi=1) == 1,
+            bot_matches_per_player=env_number(env, "PLYLOG_BOT_MATCHES_PER_PLAYER", 4, lo=1, hi=100_000),
         )
 
 

@@ -229,7 +229,9 @@ async def create_match(body: NewMatch, request: Request, timeout: float | None =
     if any(invited):
         action["invited"] = invited
     record = move_record(match_id, body.creator or identity.player, action)
-    result = await gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    counted = await gateway.bot_cap.for_create(identity, body.creator, seats, match_id)
+    submitting = gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    result = await gateway.bot_cap.submitted(counted, submitting)
     if result is None:
         return _pending(record, "the match is created")
     if result["status"] != "accepted" or result["duplicate"]:
@@ -267,11 +269,13 @@ async def join_match(
     if identity.operator and named is None:
         raise ApiError(422, "malformed", 'the operator joins for a named player: send {"player": ...}')
     player = named or identity.player
-    await known_match(gateway, match_id)
+    seats = (await known_match(gateway, match_id, "seats")).get("seats")
     await limit_address(request)
     await limit_player(request, player)
+    counted = await gateway.bot_cap.for_join(player, match_id, seats)
     record = move_record(match_id, player, {"type": "join"})
-    result = await gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    submitting = gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
+    result = await gateway.bot_cap.submitted(counted, submitting)
     if result is None:
         return _pending(record, "you have joined")
     if result["status"] != "accepted" or result["duplicate"]:
