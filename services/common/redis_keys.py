@@ -64,6 +64,10 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
 <p>ratelimit:<player>                 hash    token bucket of the player's actions: tokens, updated (ms)
 <p>ratelimit-address:<address>        hash    token bucket of a client address's creates, joins and new
                                               identities
+<p>streams:<address>                  zset    leases of the address's open live streams (SSE streams and
+                                              seat sockets), over all gateways: member = lease id
+                                              "<gateway instance>:<n>", score = its expiry (ms, Redis
+                                              TIME); one key per script call, so any hash slot
 {p}bots:available                     hash    bot id -> JSON {"games", "description", "instance", "seen_ms"}:
                                               the bots a running bot service plays (refreshed every few s)
 {p}bots:disabled                      set     bot ids an operator turned off (`plylog bots disable ID`)
@@ -85,7 +89,7 @@ Tag = int | str  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "bots:")
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "streams:", "bots:")
 
 
 def prefix_from_env() -> str:
@@ -175,6 +179,9 @@ class Keys:
 
     def ratelimit_address(self, address: str) -> str:
         return f"{self.prefix}ratelimit-address:{address}"
+
+    def streams(self, address: str) -> str:
+        return f"{self.prefix}streams:{address}"
 
     @property
     def bots_available(self) -> str:
