@@ -9,9 +9,10 @@ connections that uvicorn lacks, in two protocol subclasses (docs/decisions/asgi-
 - a seat socket may send PLYLOG_SOCKET_CONTROL_PER_S control frames (ping, pong) a second on
   average, bursts of five seconds' worth; past that it is closed with 1008 (each ping is answered
   with a pong, written whether or not the client reads);
-- a seat socket's connection is gone within CLOSE_GRACE_S of the close the gateway sent (or of its
-  keep-alive ping going unanswered), whether or not the client answers; its scope carries an
-  event set once it is gone (`connection_closed`), so the socket counts until then.
+- a seat socket's connection is gone within CLOSE_GRACE_S of the close the gateway sent (the app
+  waits for it with `connection_closed`, which tears it down past that, so the socket counts until
+  it is gone), within 1 s of its keep-alive ping going unanswered, and within CLOSE_GRACE_S of the
+  app's end in any case, whether or not the client answers.
 
 The subclasses lean on uvicorn's protocol internals (handler names, `transport`, `scope`, `conn`);
 tests/unit/test_gateway_server.py fails if a uvicorn release changes them.
@@ -154,7 +155,7 @@ class GatewaySocket(WebSocketsSansIOProtocol):
         super().handle_connect(event)
         scope = getattr(self, "scope", None)
         if scope is not None:  # upgraded: the app's scope, its task not started yet
-            scope["extensions"][EXTENSION] = {"closed": self._closed}
+            scope["extensions"][EXTENSION] = {"closed": self._closed, "tear_down": self._tear_down}
 
     def pause_writing(self) -> None:
         super().pause_writing()
@@ -199,14 +200,13 @@ class GatewaySocket(WebSocketsSansIOProtocol):
         super().keepalive_timeout()  # the client did not answer a ping: it is gone or not reading
         self._gone_within(1.0)
 
-    async def send(self, message: Any) -> None:
-        await super().send(message)
-        if message["type"] == "websocket.close":
-            self._gone_within(self.close_timeout)
-
     async def run_asgi(self) -> None:
         await super().run_asgi()
         self._gone_within(self.close_timeout)
+
+    def _tear_down(self) -> None:
+        if not self._closed.is_set():
+            tear_down(self.transport)
 
     def _gone_within(self, seconds: float) -> None:
         """Tear the connection down unless it is gone (the close handshake done) within `seconds`."""
@@ -214,12 +214,18 @@ class GatewaySocket(WebSocketsSansIOProtocol):
             self._grace = self.loop.call_later(seconds, tear_down, self.transport)
 
 
-async def connection_closed(scope: dict[str, Any], timeout: float = CLOSE_GRACE_S + 2) -> None:
-    """Returns once the connection of a seat socket's `scope` is gone (at once under another server)."""
-    closed = scope.get("extensions", {}).get(EXTENSION, {}).get("closed")
-    if closed is not None:
+async def connection_closed(scope: dict[str, Any], timeout: float = CLOSE_GRACE_S) -> None:
+    """Returns once the connection of a seat socket's `scope` is gone, tearing it down if that takes
+    longer than `timeout` (the client not answering the close); at once under another server."""
+    connection = scope.get("extensions", {}).get(EXTENSION)
+    if connection is None:
+        return
+    try:
+        await asyncio.wait_for(connection["closed"].wait(), timeout)
+    except TimeoutError:
+        connection["tear_down"]()
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(closed.wait(), timeout)
+            await asyncio.wait_for(connection["closed"].wait(), 1.0)
 
 
 def protocols(limits: ConnectionLimits) -> tuple[type[GatewayHttp], type[GatewaySocket]]:

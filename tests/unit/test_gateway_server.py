@@ -37,7 +37,7 @@ BIG = b"x" * (8 * 1024 * 1024)
 
 
 class App:
-    """GET /big answers 8 MB; a socket echoes and, once its client is gone, notes when
+    """GET /big answers 8 MB; a socket echoes (on /close: closes at once) and notes when
     `connection_closed` returned."""
 
     def __init__(self) -> None:
@@ -54,6 +54,12 @@ class App:
                 {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"%d" % len(body))]}
             )
             await send({"type": "http.response.body", "body": body})
+        elif scope["path"] == "/close":  # closes at once; the client never answers
+            await receive()
+            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": 1013})
+            await connection_closed(scope, timeout=0.5)
+            self.sockets_done.append("closed unanswered")
         else:
             await receive()
             await send({"type": "websocket.accept"})
@@ -126,20 +132,31 @@ def test_a_response_never_read_is_reset_after_the_write_stall(served):
 
 def test_a_socket_past_its_control_frame_rate_is_closed_and_counts_until_its_connection_is_gone(served):
     app, port = served
+    before = app.sockets_done.count("closed")
     with ws_connect(f"ws://127.0.0.1:{port}/ws", ping_interval=None) as polite:
         for _ in range(3):
             polite.ping().wait(5)  # within the burst: answered
         polite.send("hi")
         assert polite.recv(timeout=5) == "hi"
-    wait_until(lambda: app.sockets_done == ["closed"])
+    wait_until(lambda: app.sockets_done.count("closed") == before + 1)
     flooder = raw(port)
     flooder.sendall(seat_socket_request("m", "t"))
     assert read_head(flooder).startswith(b"HTTP/1.1 101")
     with contextlib.suppress(OSError):
         flooder.sendall(masked_frame(PING, b"p" * 125) * 10_000)
     wait_until(lambda: torn_down(server_side_state(port, flooder)))
-    wait_until(lambda: app.sockets_done == ["closed", "closed"])
+    wait_until(lambda: app.sockets_done.count("closed") == before + 2)
     flooder.close()
+
+
+def test_a_close_the_client_never_answers_ends_in_a_reset_after_the_wait(served):
+    app, port = served
+    silent = raw(port)
+    silent.sendall(seat_socket_request("m", "t").replace(b"/v1/matches/m/play", b"/close"))
+    assert read_head(silent).startswith(b"HTTP/1.1 101")
+    wait_until(lambda: "closed unanswered" in app.sockets_done)
+    assert torn_down(server_side_state(port, silent))  # gone before connection_closed returned
+    silent.close()
 
 
 def test_connection_closed_returns_at_once_without_the_extension():
