@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import struct
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+log = logging.getLogger("plylog.gateway.server")
 CLOSE_GRACE_S = 10.0  # what uvicorn waits for the client's answer to a close before closing
 EXTENSION = "plylog.connection"  # scope["extensions"][EXTENSION]["closed"]: set once the connection is gone
 LINGER_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() resets and drops what is unsent
@@ -42,6 +44,11 @@ class ConnectionLimits:
     head_timeout_s: float = 5.0
     write_stall_s: float = 10.0
     control_frames_per_s: float = 10.0
+
+
+def _peer(transport: asyncio.BaseTransport) -> str:
+    peer = transport.get_extra_info("peername")
+    return f"{peer[0]}:{peer[1]}" if peer else "?"
 
 
 def tear_down(transport: asyncio.BaseTransport) -> None:
@@ -62,7 +69,16 @@ class _StallWatch:
 
     def paused(self, transport: asyncio.BaseTransport) -> None:
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self._limit, tear_down, transport)
+            self._timer = asyncio.get_running_loop().call_later(self._limit, self._stalled, transport)
+
+    def _stalled(self, transport: asyncio.BaseTransport) -> None:
+        self._timer = None
+        log.info(
+            "connection of %s reset: it took nothing the gateway sent for %g s (PLYLOG_WRITE_STALL_S)",
+            _peer(transport),
+            self._limit,
+        )
+        tear_down(transport)
 
     def resumed(self) -> None:
         if self._timer is not None:
@@ -184,6 +200,7 @@ class GatewaySocket(WebSocketsSansIOProtocol):
             self._tokens -= 1
             return True
         self._flooded = True
+        log.info("seat socket of %s closed (1008): more than %g control frames a second", _peer(self.transport), rate)
         self.conn.data_to_send()  # the pongs queued for this read: dropped
         if not self.close_sent and not self.transport.is_closing():
             self.conn.fail(1008, f"more than {rate:g} control frames a second (PLYLOG_SOCKET_CONTROL_PER_S)")
