@@ -64,6 +64,10 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
 <p>ratelimit:<player>                 hash    token bucket of the player's actions: tokens, updated (ms)
 <p>ratelimit-address:<address>        hash    token bucket of a client address's creates, joins and new
                                               identities
+<p>streams:<address>                  zset    leases of the address's open live streams (SSE streams and
+                                              seat sockets), over all gateways: member = lease id
+                                              "<gateway instance>:<n>", score = its expiry (ms, Redis
+                                              TIME); one key per script call, so any hash slot
 {p}bots:available                     hash    bot id -> JSON {"games", "description", "instance", "seen_ms"}:
                                               the bots a running bot service plays (refreshed every few s)
 {p}bots:disabled                      set     bot ids an operator turned off (`plylog bots disable ID`)
@@ -89,7 +93,7 @@ Tag = int | str  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "bots:", "bot-matches:")
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "streams:", "bots:", "bot-matches:")
 
 
 def prefix_from_env() -> str:
@@ -182,6 +186,9 @@ class Keys:
 
     def bot_matches(self, player: str) -> str:
         return f"{self.prefix}bot-matches:{player}"
+
+    def streams(self, address: str) -> str:
+        return f"{self.prefix}streams:{address}"
 
     @property
     def bots_available(self) -> str:

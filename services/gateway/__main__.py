@@ -37,20 +37,19 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as error:
         print(f"plylog gateway: {error}", file=sys.stderr)
         return 2
-    import uvicorn
+    from .server import ConnectionLimits, run
 
     config = app.state.gateway.config
-    # ws_max_size: a socket message is an action, held to the request body limit (larger: closed 1009)
-    uvicorn.run(
+    limits = ConnectionLimits(config.head_timeout_s, config.write_stall_s, config.socket_control_per_s)
+    run(
         app,
         host=args.host or settings.gateway_host,
         port=args.port or settings.gateway_port,
+        limits=limits,
+        max_message_bytes=config.max_body_bytes,
         log_level=args.log_level,
         access_log=args.log_level == "debug",
-        timeout_graceful_shutdown=3,
         loop=loop,
-        ws="websockets-sansio",
-        ws_max_size=config.max_body_bytes,
         ws_per_message_deflate=config.socket_deflate,
     )
     return 0

@@ -6,18 +6,18 @@ import asyncio
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from games.match import view as match_view
 from schemas.base import GAME_NAMES, GameName, MatchId
 
-from .app import Gateway
-from .auth import client_address, gw, stream_cap, stream_slot
+from .auth import client_address, gw
 from .errors import ApiError
 from .metrics import CONTENT_TYPE_LATEST
 from .play import folded as play_folded
 from .play import known_match
 from .play import router as play_router
+from .stream_leases import LeasedStream
 
 router = APIRouter()
 router.include_router(play_router)
@@ -75,26 +75,20 @@ async def get_position(match_id: MatchId, seq: int, request: Request) -> Any:
 async def stream(match_id: MatchId, request: Request, since: int | None = Query(None, ge=0)) -> Any:
     gateway = gw(request)
     await known_match(gateway, match_id)
-    client = client_address(request)
-    stream_cap(gateway, client)
     header = request.headers.get("last-event-id", "").strip()
     if since is None:
         try:
             since = max(0, int(header)) if header else 0
         except ValueError:
             raise ApiError(422, "malformed", f"Last-Event-ID must be a seq (an integer), not {header!r}") from None
-    return StreamingResponse(
-        _counted(gateway, client, gateway.stream.events(match_id, since)),
+    lease = await gateway.leases.take(client_address(request))  # before the response starts: 429 at the cap
+    return LeasedStream(
+        gateway.leases,
+        lease,
+        gateway.stream.events(match_id, since),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
-
-
-async def _counted(gateway: Gateway, client: str, events):
-    """The stream's events, counted among the client's open streams while it runs."""
-    with stream_slot(gateway, client):
-        async for event in events:
-            yield event
 
 
 # --- players and stats ------------------------------------------------------------------------------

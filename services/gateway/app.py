@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from aiokafka import AIOKafkaProducer
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.common import heap, redis_client
 from services.common.projection import Projection
@@ -32,6 +32,7 @@ from .metrics import Metrics, MetricsMiddleware
 from .ratelimit import RateLimiter
 from .results_feed import ResultsFeed
 from .sse import ResultStream
+from .stream_leases import StreamLeases
 from .submit import Submitter
 from .timekeeper import Timekeeper
 from .tokens import SeatTokens
@@ -60,8 +61,8 @@ class Gateway:
     stream: ResultStream | None = None
     tokens: SeatTokens | None = None
     feed: ResultsFeed | None = None
+    leases: StreamLeases | None = None  # the live streams' cap per client address
     tasks: list[asyncio.Task] = field(default_factory=list)
-    open_streams: Counter = field(default_factory=Counter)  # live streams per client address
 
     async def start(self) -> None:
         s, c = self.settings, self.config
@@ -104,6 +105,8 @@ class Gateway:
         )
         self.bot_cap = BotMatchCap(self.redis, self.projection, c.bot_matches_per_player)
         self.stream = ResultStream(self.projection, self.hub, self.metrics, c.keepalive_s)
+        self.leases = StreamLeases(self.redis, keys.streams, c.streams_per_client, c.stream_lease_s)
+        self.tasks.append(asyncio.create_task(self.leases.run(), name="stream-leases"))
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(self.projection, self.submitter, c.timekeeper_interval_s, self.metrics)
             self.tasks.append(asyncio.create_task(keeper.run(), name="timekeeper"))
@@ -137,6 +140,8 @@ class Gateway:
                 await self.producer.stop()
         if self.history is not None:
             await asyncio.to_thread(self.history.close)
+        if self.leases is not None:
+            await self.leases.close()
         if self.redis is not None:
             await self.redis.aclose()
         if self.hub is not None:
@@ -197,6 +202,8 @@ def create_app(settings: Settings | None = None, config: GatewayConfig | None = 
     errors.install(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=gateway.metrics)
+    if config.trusted_proxies:  # the client: the right-most X-Forwarded-For hop that is not one of them
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=sorted(config.trusted_proxies))
     from .api import router
     from .ops import router as ops_router
     from .seat_socket import router as socket_router

@@ -1,11 +1,9 @@
 """Who a request comes from: its bearer credential (a seat token, a player credential, the
-operator key), its client address, the rate limits keyed by what the caller cannot choose, and the
-cap on the live streams (SSE streams and sockets) one client address may hold open."""
+operator key), its client address, and the rate limits keyed by what the caller cannot choose (the cap
+on live streams per client address is in stream_leases.py)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 from fastapi import Request
@@ -83,14 +81,10 @@ def seat_claim(
 
 
 def client_address(request: HTTPConnection) -> str:
-    """The client's address: the peer, or the first X-Forwarded-For hop when the peer is a
-    trusted proxy (PLYLOG_TRUSTED_PROXIES)."""
-    peer = request.client.host if request.client else "unknown"
-    if peer in gw(request).config.trusted_proxies:
-        forwarded = request.headers.get("x-forwarded-for", "").split(",")[0].strip()
-        if forwarded:
-            return forwarded
-    return peer
+    """The client's address: the peer's, which app.py's proxy-header middleware has made the
+    right-most X-Forwarded-For hop that is not a trusted proxy when the peer is one
+    (PLYLOG_TRUSTED_PROXIES; nobody's header counts when none is named)."""
+    return request.client.host if request.client else "unknown"
 
 
 async def limit_player(request: Request, player: str) -> None:
@@ -128,28 +122,3 @@ async def _take(gateway: Gateway, taking: Any, whom: str, rate: float, burst: fl
             f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); retry in {verdict.retry_after_ms} ms",
             headers={"Retry-After": str(verdict.retry_after_s)},
         )
-
-
-def stream_cap(gateway: Gateway, client: str) -> None:
-    """429 when `client` already holds as many live streams (SSE streams and sockets together) as
-    one client address may (PLYLOG_STREAMS_PER_CLIENT)."""
-    if gateway.open_streams[client] >= gateway.config.streams_per_client:
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"{client} has {gateway.open_streams[client]} live streams open, the most "
-            "one client may (PLYLOG_STREAMS_PER_CLIENT); close one",
-            headers={"Retry-After": "5"},
-        )
-
-
-@contextlib.contextmanager
-def stream_slot(gateway: Gateway, client: str) -> Iterator[None]:
-    """Counts a live stream among the client's open ones while it runs."""
-    gateway.open_streams[client] += 1
-    try:
-        yield
-    finally:
-        gateway.open_streams[client] -= 1
-        if gateway.open_streams[client] <= 0:
-            del gateway.open_streams[client]

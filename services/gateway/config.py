@@ -24,11 +24,23 @@ PLYLOG_JWT_AUDIENCE, _ISSUER    —         required `aud` / `iss` when set
 PLYLOG_JWT_PLAYER_CLAIM         sub       the claim that holds the player id
 PLYLOG_ADDRESS_RATE_PER_S       20        creates, joins and new identities per second per client
 PLYLOG_ADDRESS_RATE_BURST       40        address (token bucket)
-PLYLOG_TRUSTED_PROXIES          —         comma-separated proxy addresses whose X-Forwarded-For
-                                          names the client (else the peer address is the client)
+PLYLOG_TRUSTED_PROXIES          —         comma-separated addresses or networks (10.0.0.0/8) of the
+                                          proxies in front: from one of them, the client is the
+                                          right-most X-Forwarded-For hop that is not a proxy; unset,
+                                          the header is ignored and the peer address is the client
 PLYLOG_MAX_BODY_BYTES           65536     larger request bodies are refused (413) unread
 PLYLOG_STREAMS_PER_CLIENT       32        open live streams (SSE streams and sockets) per client
-                                          address (429 beyond; a socket is closed with 4429)
+                                          address over all gateways (429 beyond; a socket is closed
+                                          with 4429)
+PLYLOG_STREAM_LEASE_S           30        a live stream's lease in Redis lasts this long unless its
+                                          gateway renews it (every third of it): how long the
+                                          streams of a gateway that died still count
+PLYLOG_HEAD_TIMEOUT_S           5         a request head must be complete this long after it began
+                                          (or the connection opened); else 408 and closed
+PLYLOG_WRITE_STALL_S            10        a connection whose client has not taken what the gateway
+                                          sends for this long is torn down (reset)
+PLYLOG_SOCKET_CONTROL_PER_S     10        control frames (pings, pongs) a socket may send a second,
+                                          bursts of 5 s worth; more closes it with 1008
 PLYLOG_SOCKET_QUEUE             256       messages a socket may have unsent (a slow client); one
                                           more closes it with 1013
 PLYLOG_SOCKET_EARLY_RESULTS     1         seat sockets also take results from plylog.results, a
@@ -44,6 +56,7 @@ PLYLOG_BOT_MATCHES_PER_PLAYER   4         unfinished matches against bots one pl
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -80,6 +93,10 @@ class GatewayConfig:
     early_results: bool = True
     socket_deflate: bool = False
     bot_matches_per_player: int = 4
+    stream_lease_s: float = 30.0
+    head_timeout_s: float = 5.0
+    write_stall_s: float = 10.0
+    socket_control_per_s: float = 10.0
 
     @classmethod
     def from_env(cls, home: Path, env: Mapping[str, str] | None = None) -> GatewayConfig:
@@ -98,19 +115,37 @@ class GatewayConfig:
             jwt=_jwt(env),
             address_rate_per_s=env_number(env, "PLYLOG_ADDRESS_RATE_PER_S", 20.0, lo=0.01, hi=1e6),
             address_rate_burst=env_number(env, "PLYLOG_ADDRESS_RATE_BURST", 40.0, lo=1, hi=1e6),
-            trusted_proxies=frozenset(p.strip() for p in env.get("PLYLOG_TRUSTED_PROXIES", "").split(",") if p.strip()),
+            trusted_proxies=_trusted_proxies(env.get("PLYLOG_TRUSTED_PROXIES", "")),
             max_body_bytes=env_number(env, "PLYLOG_MAX_BODY_BYTES", 65536, lo=1024, hi=64 * 1024 * 1024),
             streams_per_client=env_number(env, "PLYLOG_STREAMS_PER_CLIENT", 32, lo=1, hi=100_000),
             socket_queue=env_number(env, "PLYLOG_SOCKET_QUEUE", 256, lo=1, hi=100_000),
             early_results=env_number(env, "PLYLOG_SOCKET_EARLY_RESULTS", 1, lo=0, hi=1) == 1,
             socket_deflate=env_number(env, "PLYLOG_SOCKET_DEFLATE", 0, lo=0, hi=1) == 1,
             bot_matches_per_player=env_number(env, "PLYLOG_BOT_MATCHES_PER_PLAYER", 4, lo=1, hi=100_000),
+            stream_lease_s=env_number(env, "PLYLOG_STREAM_LEASE_S", 30.0, lo=1, hi=3600),
+            head_timeout_s=env_number(env, "PLYLOG_HEAD_TIMEOUT_S", 5.0, lo=0.5, hi=300),
+            write_stall_s=env_number(env, "PLYLOG_WRITE_STALL_S", 10.0, lo=0.5, hi=3600),
+            socket_control_per_s=env_number(env, "PLYLOG_SOCKET_CONTROL_PER_S", 10.0, lo=0.1, hi=100_000),
         )
 
 
 def load_secret(home: Path, env: Mapping[str, str]) -> bytes:
     """PLYLOG_SECRET, else the key in $PLYLOG_HOME/gateway.secret (made once, mode 0600)."""
     return secret_key(home, env, "PLYLOG_SECRET", SECRET_FILE)
+
+
+def _trusted_proxies(raw: str) -> frozenset[str]:
+    """PLYLOG_TRUSTED_PROXIES: IP addresses and networks, each checked (a typo trusts nobody silently
+    otherwise; "*" would let every client name itself)."""
+    proxies = frozenset(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise SettingsError(
+                f"PLYLOG_TRUSTED_PROXIES: {proxy!r} is not an IP address or network (e.g. 10.0.0.5, 10.0.0.0/8)"
+            ) from None
+    return proxies
 
 
 def _auth_mode(env: Mapping[str, str]) -> str:

@@ -26,9 +26,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .app import Gateway
-from .auth import bearer, client_address, gw, seat_claim, stream_cap, stream_slot
+from .auth import bearer, client_address, gw, seat_claim
 from .errors import ApiError
 from .play import known_match, seat_player
+from .server import connection_closed
 from .socket_session import SocketSession, close_reason
 
 log = logging.getLogger("plylog.gateway.socket")
@@ -44,20 +45,24 @@ HELP = (
 @router.websocket("/v1/matches/{match_id}/play")
 async def play(websocket: WebSocket, match_id: str) -> None:
     gateway = gw(websocket)
+    leases = gateway.leases
+    assert leases is not None, "the gateway has started"
     offered = list(websocket.scope.get("subprotocols") or [])
     await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
-    client = client_address(websocket)
     try:
         seat, seats = await _open(gateway, websocket, match_id, offered)
-        stream_cap(gateway, client)
+        lease = await leases.take(client_address(websocket))
     except ApiError as error:
         await refuse(gateway, websocket, 4000 + error.status, error.code, error.message)
         return
     except (RedisConnectionError, RedisTimeoutError) as error:
         await refuse(gateway, websocket, 4503, "unavailable", f"Redis is unavailable ({type(error).__name__}); retry")
         return
-    with stream_slot(gateway, client):
+    try:
         await SocketSession(gateway, websocket, match_id, seat, seats).run()
+    finally:
+        await connection_closed(websocket.scope)  # it counts until its connection is gone
+        leases.release(lease)
 
 
 async def _open(
