@@ -28,7 +28,7 @@ from .app import Gateway
 from .auth import gw, identity_of, limit_address, limit_player, seat_of
 from .errors import ApiError
 from .history import Folded, HistoryUnavailable
-from .identity import Identity, reserved
+from .identity import Identity, player_problem
 from .submit import move_record
 
 BOT_PREFIX = "bot:"
@@ -153,8 +153,8 @@ def _seating(identity: Identity, wanted: list[str | None], bots: set[str]) -> tu
     """(seats, invited) of a create: the operator seats whom it names; a player seats themselves
     and the bots it names, and reserves the seats of the other players it names."""
     for player in wanted:
-        if player is not None and reserved(player) and player not in bots:
-            raise ApiError(422, "malformed", f"{player!r} is one of plylog's own ids; it cannot hold a seat")
+        if player is not None and player not in bots and (problem := player_problem(player)):
+            raise ApiError(422, "malformed", f"{player!r} cannot hold a seat: {problem}")
     if identity.operator:
         return list(wanted), [None, None]
     seated = {identity.player, *bots}
