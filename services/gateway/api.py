@@ -65,7 +65,7 @@ async def get_events(
     summary="Time travel: the public view as it was at `seq` (refolded from the log)",
 )
 async def get_position(match_id: MatchId, seq: int, request: Request) -> Any:
-    if not gw(request).history.complete(match_id):  # the log is read: limited per client address
+    if not gw(request).history.folded_through(match_id):  # a first fold: limited per client address
         await limit_address(request)
     folded = await play_folded(gw(request), match_id)
     state = folded.at(seq)

@@ -147,10 +147,11 @@ class MatchHistory:
         self._cache: OrderedDict[str, Folded] = OrderedDict()
         self._match_locks: dict[str, asyncio.Lock] = {}
 
-    def complete(self, match_id: str) -> bool:
-        """Whether a fold of the finished match is cached whole (a call then reads nothing)."""
+    def folded_through(self, match_id: str) -> bool:
+        """Whether the match's fold is cached through its log's end as last read (a call then reads
+        at most what came since, nothing for a finished match)."""
         folded = self._cache.get(match_id)
-        return folded is not None and folded.complete
+        return folded is not None and folded.stage == "ready"
 
     async def fold(self, match_id: str, created_at: str) -> Folded:
         """The match folded up to its last record now (cached, incremental); FoldPending when this
