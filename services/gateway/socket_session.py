@@ -9,7 +9,8 @@ Messages to the client, each a JSON text frame tagged with `type`:
                 moves and their views, rejected results, this socket's own late results)
   legal_actions the answer to {"type": "legal_actions"}: the body of GET .../legal-actions
   error         {code, message[, event_id]}: a message that was not JSON, not an action, or an action
-                the gateway refused before writing it (rate_limited, too_large, unavailable, ...);
+                the gateway refused before writing it (malformed, match_over, rate_limited,
+                too_large, unavailable, ...);
                 the socket stays open
 
 One live listener, registered before the hello's view is read, carries every result of the
@@ -268,8 +269,11 @@ class SocketSession:
             body = ActionRequest.model_validate(message)
         except ValidationError as error:
             raise ApiError(422, "malformed", validation_message(error)) from None
-        refuse_if_over(self._match_id, self._status)
-        record = seat_action(self._match_id, self._seat, self._seats, body, self._game)
+        try:
+            refuse_if_over(self._match_id, self._status)
+            record = seat_action(self._match_id, self._seat, self._seats, body, self._game)
+        except ApiError as error:  # refused at the door: named by the client's event id, if it sent one
+            raise (_naming(error, {"event_id": body.event_id}) if body.event_id else error) from None
         try:
             await player_limit(self._gateway, record["player"])
         except ApiError as error:

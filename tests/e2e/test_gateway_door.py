@@ -294,8 +294,9 @@ def test_only_actions_the_rules_could_take_reach_the_forever_log(stack):
         assert answer.status_code == status, (action["type"], answer.text[:300])
     with open_socket(stack.url, match_id, tokens[seat]) as socket:
         assert receive(socket)["type"] == "hello"
-        socket.send(orjson.dumps({"action": {"type": "bid", "value": 0, "junk": junk}}).decode())
-        assert receive_until(socket, lambda m: m["type"] == "error")[-1]["code"] == "malformed"
+        socket.send(orjson.dumps({"action": {"type": "bid", "value": 0, "junk": junk}, "event_id": "j-1"}).decode())
+        error = receive_until(socket, lambda m: m["type"] == "error")[-1]
+        assert error["code"] == "malformed" and error["event_id"] == "j-1", error
     assert moves_written(stack) == before, "a refused action was written to plylog.moves"
     # the match ends; actions of ~60 KB for it are refused, and none is written
     resigned = stack.http.post(
