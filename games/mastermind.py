@@ -188,9 +188,24 @@ def iter_codes(key: tuple[int, int, bool, int | None]) -> Iterator[str]:
             yield "".join(chosen)
         return
     limit = max_distinct if max_distinct is not None and max_distinct < min(pegs, colors) else None
-    for chosen in product(palette, repeat=pegs):
-        if limit is None or len(set(chosen)) <= limit:
+    if limit is None:
+        for chosen in product(palette, repeat=pegs):
             yield "".join(chosen)
+        return
+    yield from _codes_with_few_colours("", frozenset(), pegs, palette, limit)
+
+
+def _codes_with_few_colours(prefix: str, used: frozenset[str], left: int, palette: str, limit: int) -> Iterator[str]:
+    """The codes that extend `prefix` by `left` pegs using at most `limit` distinct colours, in
+    lexicographic order. Only prefixes that can still be completed are walked, so each code costs
+    O(pegs x colours) however few there are (filtering the product walked 9^8 codes for 9)."""
+    if left == 0:
+        yield prefix
+        return
+    for colour in palette:
+        grown = used if colour in used else used | {colour}
+        if len(grown) <= limit:
+            yield from _codes_with_few_colours(prefix + colour, grown, left - 1, palette, limit)
 
 
 @lru_cache(maxsize=64)

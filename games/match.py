@@ -119,6 +119,17 @@ def execute(
     return _game_action(state, player, action, at)
 
 
+def check_action(game: str, action: dict[str, Any]) -> None:
+    """The checks the fold makes of an action's shape whatever the match's position, for a door
+    that refuses early what the rules would refuse anyway: a lifecycle action is its `type` alone, a
+    game action one of `game`'s action models (a create: `create_match`). Raises Rejected."""
+    kind = action.get("type")
+    if kind in LIFECYCLE_TYPES and kind != "create":
+        _only_type(action)
+    else:
+        get_game(game).parse_action(action)
+
+
 def create_match(match_id: str, player: str, action: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
     try:
         create = Create.model_validate(action)

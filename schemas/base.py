@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+import re
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StringConstraints
 
@@ -43,6 +44,16 @@ EVENT_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 MATCH_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 EventId = Annotated[str, StringConstraints(pattern=EVENT_ID_PATTERN)]
 MatchId = Annotated[str, StringConstraints(pattern=MATCH_ID_PATTERN)]
+MATCH_ID_RULE = "1 to 64 ASCII letters, digits, '_' or '-'"
+_MATCH_ID = re.compile(MATCH_ID_PATTERN)
+
+
+def is_match_id(value: Any) -> bool:
+    """The one match-id grammar, checked at every entry (HTTP, sockets, the CLI, Redis key names).
+    A full match: Python's `$` would also let a trailing line break through (pydantic's does not)."""
+    return isinstance(value, str) and _MATCH_ID.fullmatch(value) is not None
+
+
 PlayerId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 # RFC 3339 in UTC: 'Z' or a zero offset, optional fraction of a second.
 TIMESTAMP_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|z|\+00:00|-00:00)$"

@@ -49,7 +49,10 @@ def wanted(http, match_id, player, anyone):
 def play(http, match_id, token):
     """One random legal action if it is to move; False once the match is over."""
     auth = {"Authorization": f"Bearer {token}"}
-    listing = http.get(f"/v1/matches/{match_id}/legal-actions", headers=auth).json()
+    answer = http.get(f"/v1/matches/{match_id}/legal-actions", headers=auth)
+    if answer.status_code != 200:  # e.g. 429 (asked too often) or 503 (a long log being read): next round
+        return True
+    listing = answer.json()
     if listing["status"] == "over":
         return False
     if listing["actions"]:

@@ -30,6 +30,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from games.public import PublicPosition
+from schemas.base import is_match_id
 from services.common import bot_directory, redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
@@ -232,7 +233,12 @@ class BotService:
         except orjson.JSONDecodeError:
             return None
         view = result.get("view") if isinstance(result, dict) else None
-        if not isinstance(view, dict) or not isinstance(result.get("match_id"), str) or not self.players.plays_in(view):
+        if (
+            not isinstance(view, dict)
+            or not is_match_id(result.get("match_id"))  # a record nobody here wrote: no key is named after it
+            or view.get("match_id") != result["match_id"]
+            or not self.players.plays_in(view)
+        ):
             return None
         return result
 

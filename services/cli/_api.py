@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,8 @@ import orjson
 from services.common.settings import load
 
 from ._errors import CliError
+
+READ_RETRIES = 30
 
 
 def gateway_url() -> str:
@@ -29,11 +32,18 @@ class Api:
         self._client.close()
 
     def call(self, method: str, path: str, token: str | None = None, **kwargs: Any) -> Any:
+        """The answer's JSON; a read answered 503 with Retry-After (a long match's log being
+        refolded over several requests) is asked again, a few times."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        try:
-            response = self._client.request(method, path, headers=headers, **kwargs)
-        except httpx.TransportError as error:
-            raise self._unreachable(error) from None
+        for attempt in range(READ_RETRIES + 1):
+            try:
+                response = self._client.request(method, path, headers=headers, **kwargs)
+            except httpx.TransportError as error:
+                raise self._unreachable(error) from None
+            wait = response.headers.get("Retry-After", "")
+            if method != "GET" or response.status_code != 503 or not wait.isdigit() or attempt == READ_RETRIES:
+                break
+            time.sleep(min(int(wait), 5))
         return self._decode(response)
 
     def stream(self, match_id: str, since: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:

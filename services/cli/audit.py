@@ -9,6 +9,7 @@ import orjson
 import typer
 
 from games.fold import encode
+from services.cli._ids import checked_match_id
 from services.common.moves_log import partition_count, read_topic, refold
 from services.common.settings import Settings
 
@@ -131,7 +132,7 @@ def _cut(value: object, width: int) -> str:
 
 
 def audit_command(
-    match: str | None = typer.Option(None, "--match", "-m", help="Audit only this match."),
+    match: str | None = typer.Option(None, "--match", "-m", help="Audit only this match.", callback=checked_match_id),
     all_matches: bool = typer.Option(False, "--all", help="Audit every match in the log (the default)."),
     limit: int = typer.Option(50, help="List at most this many problems."),
 ) -> None:

@@ -20,6 +20,7 @@ import orjson
 import typer
 
 from games.timeutil import to_ms
+from services.cli._ids import checked_match_id
 from services.common.moves_log import partition_of
 from services.common.settings import Settings, Topics, load
 
@@ -257,7 +258,9 @@ def _partition_count(reader: TopicReader, topics: Topics, with_results: bool) ->
 
 # --- the command ----------------------------------------------------------------------------------------------
 def export(
-    match: str | None = typer.Option(None, "--match", "-m", help="Export this match (read from its home partition)."),
+    match: str | None = typer.Option(
+        None, "--match", "-m", help="Export this match (read from its home partition).", callback=checked_match_id
+    ),
     since: str | None = typer.Option(
         None,
         "--since",

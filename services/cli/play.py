@@ -15,6 +15,7 @@ from games.public import PublicPosition
 from ._api import Api
 from ._errors import CliError
 from ._identity import credential, save_identity
+from ._ids import checked_match_id
 from ._moves import help_for, parse
 from ._options import parse_options
 
@@ -117,7 +118,7 @@ def new(
 
 
 def join(
-    match: str = typer.Argument(..., help="The match id."),
+    match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     player: str | None = typer.Argument(None, help="Operator only: the player who joins."),
 ) -> None:
     """Take the open seat of a match (the one reserved for you, if any); prints your seat token."""
@@ -129,7 +130,7 @@ def join(
     typer.echo(f"{answer['player']} holds seat {answer['seat']} of {match}\n  token {answer['token']}")
 
 
-def tokens(match: str = typer.Argument(..., help="The match id.")) -> None:
+def tokens(match: str = typer.Argument(..., help="The match id.", callback=checked_match_id)) -> None:
     """The seat tokens of your seats in a match (the operator: every seat's)."""
     answer = _api().call("GET", f"/v1/matches/{match}/tokens", token=credential().token)
     for number, (player, token) in enumerate(zip(answer["seats"], answer["tokens"], strict=False)):
@@ -138,7 +139,7 @@ def tokens(match: str = typer.Argument(..., help="The match id.")) -> None:
 
 
 def act(
-    match: str = typer.Argument(..., help="The match id."),
+    match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
     token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
     expected_seq: int | None = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
@@ -159,7 +160,7 @@ def act(
 
 
 def show(
-    match: str = typer.Argument(..., help="The match id."),
+    match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     at: int | None = typer.Option(None, "--at", help="Show the position at this seq (time travel)."),
     as_json: bool = typer.Option(False, "--json", help="Print the public view as JSON instead."),
 ) -> None:
@@ -175,7 +176,7 @@ def show(
 
 
 def watch(
-    match: str = typer.Argument(..., help="The match id."),
+    match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     since: int = typer.Option(0, "--since", help="Start after this seq (0: from the beginning)."),
 ) -> None:
     """Follow a match live, drawing each new position, until it ends (Ctrl-C to stop)."""
@@ -190,7 +191,7 @@ def watch(
 
 
 def play(
-    match: str = typer.Argument(..., help="The match id."),
+    match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     token: list[str] = typer.Option(
         ..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token (twice for hot-seat play)."
     ),

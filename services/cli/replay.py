@@ -12,6 +12,7 @@ import typer
 
 from games.fold import Step, encode, replay_lines
 from games.match import render
+from services.cli._ids import checked_match_id
 
 
 def fold_file(path: Path, match_id: str | None = None) -> Iterator[Step]:
@@ -49,7 +50,11 @@ def replay(
         help="A JSON Lines match log: one move record per line, in order.",
     ),
     match: str | None = typer.Option(
-        None, "--match", "-m", help="Only this match. Without --file, reads it from the plylog.moves topic."
+        None,
+        "--match",
+        "-m",
+        help="Only this match. Without --file, reads it from the plylog.moves topic.",
+        callback=checked_match_id,
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write result records here (default: stdout, unless --show/--at)."

@@ -10,11 +10,10 @@ from functools import lru_cache
 from typing import Any, get_args
 
 from games.timeutil import to_ms
-from schemas.base import GAME_NAMES, MATCH_ID_PATTERN, TIMESTAMP_PATTERN
+from schemas.base import GAME_NAMES, TIMESTAMP_PATTERN, is_match_id
 from schemas.views import MatchView
 
 VIEW_STATUSES = frozenset(get_args(MatchView.model_fields["status"].annotation))  # the contract's
-_MATCH_ID = re.compile(MATCH_ID_PATTERN)
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 
 
@@ -26,7 +25,7 @@ def result_problem(data: Any) -> str:
         return "not a JSON object"
     if data.get("status") not in ("accepted", "rejected") or not is_int(data.get("seq")):
         return "no status accepted|rejected and integer seq"
-    if not isinstance(data.get("match_id"), str) or not _MATCH_ID.match(data["match_id"]):
+    if not is_match_id(data.get("match_id")):
         return "match_id is not a match id" if data["status"] == "accepted" else ""
     if data["status"] != "accepted" or data.get("duplicate"):
         return ""
@@ -72,11 +71,7 @@ def outcome_problem(data: Any) -> str:
     if not isinstance(data, dict):
         return "not a JSON object"
     players, outcome = data.get("players"), data.get("outcome")
-    if (
-        not isinstance(data.get("match_id"), str)
-        or not _MATCH_ID.match(data["match_id"])
-        or data.get("game") not in GAME_NAMES
-    ):
+    if not is_match_id(data.get("match_id")) or data.get("game") not in GAME_NAMES:
         return "no match id and known game"
     if (
         not isinstance(players, list)

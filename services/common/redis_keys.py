@@ -20,6 +20,12 @@ literal: {P} is the tag made of the partition's number, e.g. plylog:match:{3}:m-
 The same keys and scripts serve a single Redis. Counters live in the same slot as the offset that
 covers them, so a crash can never count a result twice.
 
+Names cannot collide, whatever a record or a request contains: a match id is of the one grammar
+(schemas.base.is_match_id: letters, digits, '_', '-'; no ':' that would make `M:log` name match
+M's log, no braces), and `Keys` refuses any other (ValueError) before a key is named after it;
+a player id or a client address (any text) is only ever the last part of a key of its own
+family (player:, ratelimit:, ratelimit-address:), so it names that family's key and no other.
+
 key                                   type    content
 ------------------------------------  ------  -------------------------------------------------------
 <p>match:{P}:<id>                     hash    seq, status (waiting|active|over), game, seats (JSON),
@@ -84,6 +90,8 @@ from dataclasses import dataclass
 
 from kafka.partitioner.default import murmur2
 
+from schemas.base import MATCH_ID_RULE, is_match_id
+
 from .settings import DEFAULT_PARTITIONS
 
 DEFAULT_PREFIX = "plylog:"
@@ -98,6 +106,13 @@ NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "streams:", "bots:", "bot-m
 
 def prefix_from_env() -> str:
     return os.environ.get("PLYLOG_REDIS_PREFIX", DEFAULT_PREFIX)
+
+
+def _check_match_id(match_id: str) -> None:
+    """Key names hold match ids of the one grammar only: no ':' (`M:log` would name match M's log),
+    no braces (hash tags), whatever a record or a request contains."""
+    if not is_match_id(match_id):
+        raise ValueError(f"{str(match_id)[:80]!r} is not a match id ({MATCH_ID_RULE}); no Redis key is named after it")
 
 
 def home_partition(match_id: str, partitions: int) -> int:
@@ -129,6 +144,7 @@ class Keys:
         return f"{{{partition}}}"
 
     def match(self, match_id: str, partition: int | None = None) -> str:
+        _check_match_id(match_id)
         part = self.home(match_id) if partition is None else partition
         return f"{self.prefix}match:{self._tag(part)}:{match_id}"
 
@@ -165,6 +181,7 @@ class Keys:
         return f"{self.prefix}lb:{self._tag(OUTCOMES)}:{game}:{by}"
 
     def match_outcome(self, match_id: str) -> str:
+        _check_match_id(match_id)
         return f"{self.prefix}outcome:{self._tag(OUTCOMES)}:{match_id}"
 
     def live(self, match_id: str) -> str:

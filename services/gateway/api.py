@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+import orjson
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from games.match import view as match_view
 from schemas.base import GAME_NAMES, GameName, MatchId
 
-from .auth import client_address, gw
+from .auth import client_address, gw, limit_address
 from .errors import ApiError
 from .metrics import CONTENT_TYPE_LATEST
 from .play import folded as play_folded
@@ -21,6 +22,8 @@ from .stream_leases import LeasedStream
 
 router = APIRouter()
 router.include_router(play_router)
+LOBBY_DEPTH = 1000  # the lobby's deepest offset: each page merges offset + limit entries of every partition
+EVENTS_PAGE = 10_000  # log entries one GET /events answers with, at most
 
 
 # --- matches: read ------------------------------------------------------------------------------------
@@ -30,7 +33,7 @@ async def list_matches(
     status: Literal["open", "active", "recent"] = "open",
     game: GameName | None = None,
     limit: int = Query(50, ge=1, le=200),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=LOBBY_DEPTH, description=f"at most {LOBBY_DEPTH}: the lobby is not an archive"),
 ) -> Any:
     matches = await gw(request).projection.match_list(status, game, limit, offset)
     return {"status": status, "game": game, "matches": matches}
@@ -47,11 +50,13 @@ async def get_events(
     match_id: MatchId,
     request: Request,
     since: int = Query(0, ge=0),
-    limit: int | None = Query(None, ge=1, le=10_000),
+    limit: int = Query(EVENTS_PAGE, ge=1, le=EVENTS_PAGE, description="the rest: again with `since` = the last seq"),
 ) -> Any:
     gateway = gw(request)
     await known_match(gateway, match_id)
-    return {"match_id": match_id, "since": since, "results": await gateway.projection.log_since(match_id, since, limit)}
+    entries = await gateway.projection.log_since_raw(match_id, since, limit)  # passed on as stored, undecoded
+    head = orjson.dumps({"match_id": match_id, "since": since})[:-1]
+    return Response(head + b',"results":[' + b",".join(entries) + b"]}", media_type="application/json")
 
 
 @router.get(
@@ -60,6 +65,8 @@ async def get_events(
     summary="Time travel: the public view as it was at `seq` (refolded from the log)",
 )
 async def get_position(match_id: MatchId, seq: int, request: Request) -> Any:
+    if not gw(request).history.folded_through(match_id):  # a first fold: limited per client address
+        await limit_address(request)
     folded = await play_folded(gw(request), match_id)
     state = folded.at(seq)
     if state is None:
@@ -110,7 +117,7 @@ async def leaderboard(
 
 
 @router.get("/v1/players/{player}", tags=["stats"], summary="A player's results and rating per game")
-async def player(player: str, request: Request) -> Any:
+async def player(player: Annotated[str, Path(min_length=1, max_length=64)], request: Request) -> Any:
     games = await gw(request).projection.player(player)
     if games is None:
         raise ApiError(404, "unknown_player", f"{player!r} has not finished a match")

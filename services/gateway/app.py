@@ -94,9 +94,13 @@ class Gateway:
                     s.topics.results,
                     FEED_START_TIMEOUT_S,
                 )
-        self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics)
+        self.submitter = Submitter(self.producer, s.topics.moves, self.hub, self.metrics, c.max_move_bytes)
         self.history = MatchHistory(
-            s.kafka_bootstrap, s.topics.moves, self.projection.log_index, self.metrics.history_records.inc
+            s.kafka_bootstrap,
+            s.topics.moves,
+            self.projection.log_index,
+            self.metrics.history_records.inc,
+            budget_s=c.work_budget_ms / 1000,
         )
         cluster = redis_client.is_cluster(self.redis)
         self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster)

@@ -13,6 +13,10 @@ PLYLOG_SSE_KEEPALIVE_S          15        seconds between keep-alive comments on
 PLYLOG_TIMEKEEPER_INTERVAL_S    0.5       how often the timekeeper looks for run-out clocks
                                           (0 disables it)
 PLYLOG_LEGAL_ACTIONS_CAP        500       most legal actions one response lists
+PLYLOG_WORK_BUDGET_MS           30        CPU one request may spend listing legal actions or
+                                          refolding a match's log (the listing is cut there,
+                                          `truncated`; a longer refold goes on at the next call)
+PLYLOG_MAX_MOVE_BYTES           16384     largest move record the gateway writes (413 beyond)
 PLYLOG_AUTH                     guest     guest: POST /v1/players makes identities; jwt: players
                                           sign in with the platform's JWT (PLYLOG_JWT_*)
 PLYLOG_OPERATOR_KEY             (file)    the operator's bearer key (creates matches for named
@@ -62,6 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from schemas.base import MAX_RECORD_BYTES
 from services.common.redis_keys import prefix_from_env
 from services.common.settings import SettingsError, env_number, secret_key
 
@@ -81,6 +86,8 @@ class GatewayConfig:
     keepalive_s: float = 15.0
     timekeeper_interval_s: float = 0.5
     legal_actions_cap: int = 500
+    work_budget_ms: float = 30.0
+    max_move_bytes: int = 16384
     auth_mode: str = "guest"
     operator_key: str | None = None
     jwt: JwtSettings | None = None
@@ -110,6 +117,8 @@ class GatewayConfig:
             keepalive_s=env_number(env, "PLYLOG_SSE_KEEPALIVE_S", 15.0, lo=0.05, hi=3600),
             timekeeper_interval_s=env_number(env, "PLYLOG_TIMEKEEPER_INTERVAL_S", 0.5, lo=0, hi=3600),
             legal_actions_cap=int(env_number(env, "PLYLOG_LEGAL_ACTIONS_CAP", 500.0, lo=1, hi=100_000)),
+            work_budget_ms=env_number(env, "PLYLOG_WORK_BUDGET_MS", 30.0, lo=1, hi=10_000),
+            max_move_bytes=env_number(env, "PLYLOG_MAX_MOVE_BYTES", 16384, lo=1024, hi=MAX_RECORD_BYTES),
             auth_mode=_auth_mode(env),
             operator_key=secret_key(home, env, "PLYLOG_OPERATOR_KEY", OPERATOR_KEY_FILE).decode(),
             jwt=_jwt(env),

@@ -11,8 +11,12 @@ Cost control, so that walking through old matches never stalls anyone else:
   time is at least `created_at` minus a margin. A finished match is read only up to its last
   accepted record; one in progress to the partition's end (the projection may be behind the
   log: a seat socket's client, with a result from the topic, asks next). The fold is checked
-  against the projection's accepted event ids and redone from the partition's start if they
-  differ (a record produced with an `at` far from its broker time);
+  against the projection's first and last accepted event ids and redone from the partition's
+  start if they differ (a record produced with an `at` far from its broker time);
+- one call reads and folds for at most `budget_s` of CPU (PLYLOG_WORK_BUDGET_MS): a match whose
+  records take longer (thousands of moves, or a busy partition between its first and last) is
+  folded over several calls, each going on where the last stopped; until it is done a call
+  raises FoldPending (the gateway answers 503 with Retry-After), so no request pays for more;
 - folds are cached (LRU) with the next offset to read, so a later call folds only new records,
   and a finished match's fold is never read again;
 - reads run on a small pool of consumers in threads, so one long read holds one of them only.
@@ -40,24 +44,41 @@ START_MARGIN_MS = 10 * 60 * 1000
 CACHE_SIZE = 256
 READ_TIMEOUT_S = 20.0
 READERS = 4
+POLL_RECORDS = 100  # records taken from the consumer between two looks at the budget
 
 
 class HistoryUnavailable(RuntimeError):
     """The moves topic cannot be read (broker down, topic missing, a read too long)."""
 
 
+class FoldPending(Exception):
+    """The call's work budget ran out before the match was folded; the next call goes on."""
+
+    def __init__(self, match_id: str, folded_records: int):
+        super().__init__(f"{match_id}: {folded_records} records folded so far")
+        self.match_id, self.folded_records = match_id, folded_records
+
+
 @dataclass
 class Folded:
-    """A match folded so far: its state after each accepted record (index seq-1)."""
+    """A match folded so far: its state after each accepted record (index seq-1).
+
+    `stage` is how far the fold has got: "to_last" (reading to the last record the projection
+    knows), "to_end" (to the partition's end), "check" (to compare with the projection), "ready";
+    `index` is the projection's log index it is checked against (None once refolded from the
+    partition's start, which is not checked again)."""
 
     match_id: str
     topic: str
     partitions: int
     partition: int
     next_offset: int
+    index: LogIndex | None = None
+    stage: str = "to_last"
     replayer: Replayer = field(default_factory=Replayer)
     states: list[MatchState] = field(default_factory=list)
     event_ids: list[str] = field(default_factory=list)  # of the accepted records, index seq-1
+    records: int = 0  # of the match, folded
 
     @property
     def current(self) -> MatchState | None:
@@ -66,6 +87,11 @@ class Folded:
     @property
     def finished(self) -> bool:
         return self.current is not None and self.current.status == "over"
+
+    @property
+    def complete(self) -> bool:
+        """Folded to its end: a finished match is never read again."""
+        return self.stage == "ready" and self.finished
 
     def at(self, seq: int) -> MatchState | None:
         return self.states[seq - 1] if 1 <= seq <= len(self.states) else None
@@ -78,11 +104,27 @@ class Folded:
             match_id=self.match_id,
             replayers={self.partition: self.replayer},
         ):
+            self.records += 1
             if taken is not None and taken.changed:
                 self.states.append(taken.state)
                 self.event_ids.append(taken.result["event_id"])
         if records:
             self.next_offset = records[-1].offset + 1
+
+    def restart(self) -> None:
+        """Fold again from the partition's start, to its end, unchecked."""
+        self.next_offset, self.index, self.stage, self.records = 0, None, "to_end", 0
+        self.replayer, self.states, self.event_ids = Replayer(), [], []
+
+    def agrees(self) -> bool:
+        """The fold has the projection's first and last accepted records at their seqs."""
+        index, ids = self.index, self.event_ids
+        if not ids:
+            return False
+        return all(
+            entry is None or (entry[0] <= len(ids) and ids[entry[0] - 1] == entry[1])
+            for entry in (index.first, index.last)
+        )
 
 
 class MatchHistory:
@@ -92,29 +134,38 @@ class MatchHistory:
         topic: str,
         index: Callable[[str], Awaitable[LogIndex]],
         read: Callable[[int], None] = lambda count: None,
+        budget_s: float = 0.03,
     ):
         self._note_read = read
         self._bootstrap = bootstrap
         self._topic = topic
         self._index = index
+        self._budget_s = budget_s
         self._partitions: int | None = None
         self._readers: asyncio.Queue[KafkaConsumer] = asyncio.Queue()
         self._made = 0
         self._cache: OrderedDict[str, Folded] = OrderedDict()
         self._match_locks: dict[str, asyncio.Lock] = {}
 
+    def folded_through(self, match_id: str) -> bool:
+        """Whether the match's fold is cached through its log's end as last read (a call then reads
+        at most what came since, nothing for a finished match)."""
+        folded = self._cache.get(match_id)
+        return folded is not None and folded.stage == "ready"
+
     async def fold(self, match_id: str, created_at: str) -> Folded:
-        """The match folded up to its last record now (cached, incremental)."""
+        """The match folded up to its last record now (cached, incremental); FoldPending when this
+        call's budget ran out first (the work done so far is kept for the next call)."""
         lock = self._match_locks.setdefault(match_id, asyncio.Lock())
         async with lock:
             folded = self._cache.get(match_id)
             if folded is None:
-                folded = await self._fold_anew(match_id, created_at)
-            elif not folded.finished:
-                await self._read_into(folded, None)
+                folded = await self._start(match_id, created_at)
             self._remember(folded)
             if len(self._match_locks) > 4 * CACHE_SIZE:
                 self._match_locks = {k: v for k, v in self._match_locks.items() if v.locked()}
+            if not folded.complete:
+                await self._advance(folded, [self._budget_s])
             return folded
 
     def close(self) -> None:
@@ -122,7 +173,7 @@ class MatchHistory:
             self._readers.get_nowait().close()
 
     # --- internals -----------------------------------------------------------------------------------
-    async def _fold_anew(self, match_id: str, created_at: str) -> Folded:
+    async def _start(self, match_id: str, created_at: str) -> Folded:
         index = await self._index(match_id)
         partitions = await self._partition_count()
         partition = partition_of(match_id.encode(), partitions)
@@ -131,27 +182,44 @@ class MatchHistory:
             start = await self._with_reader(
                 self._offset_at, TopicPartition(self._topic, partition), max(0, to_ms(created_at) - START_MARGIN_MS)
             )
-        folded = Folded(match_id, self._topic, partitions, partition, start)
-        await self._read_into(folded, index.last_offset)
-        if not folded.finished:  # the log may be ahead of the projection (a seat socket's early result)
-            await self._read_into(folded, None)
-        if not (folded.event_ids and folded.event_ids[: len(index.event_ids)] == index.event_ids):
-            log.info(
-                "history: %s refolded from the partition start (the fold from offset %d disagreed with the projection)",
-                match_id,
-                start,
-            )
-            folded = Folded(match_id, self._topic, partitions, partition, 0)
-            await self._read_into(folded, None)
-        return folded
+        return Folded(match_id, self._topic, partitions, partition, start, index)
 
-    async def _read_into(self, folded: Folded, last_offset: int | None) -> None:
-        """Feed the match's records from its next offset to `last_offset` (its last accepted
-        record, when the match is over) or else to the partition's current end."""
+    async def _advance(self, folded: Folded, budget: list[float]) -> None:
+        """Move the fold on through its stages within `budget` (seconds of CPU left, spent here)."""
+        while True:
+            if folded.stage == "to_last":
+                await self._read_into(folded, folded.index.last_offset if folded.index else None, budget)
+                folded.stage = "check" if folded.finished else "to_end"
+            elif folded.stage == "to_end":
+                await self._read_into(folded, None, budget)
+                folded.stage = "check" if folded.index is not None else "ready"
+            elif folded.stage == "check":
+                if folded.agrees():
+                    folded.stage = "ready"
+                    continue
+                log.info(
+                    "history: %s refolded from the partition start (the fold from offset %d disagreed with the "
+                    "projection)",
+                    folded.match_id,
+                    folded.index.first_offset if folded.index.first_offset is not None else -1,
+                )
+                folded.restart()
+            else:  # ready: a match in progress reads what came since
+                if not folded.finished:
+                    await self._read_into(folded, None, budget)
+                return
+
+    async def _read_into(self, folded: Folded, last_offset: int | None, budget: list[float]) -> None:
+        """Fold the match's records from its next offset to `last_offset` (its last accepted record,
+        when the match is over) or else to the partition's current end; FoldPending if the budget
+        runs out first."""
+        if budget[0] <= 0:
+            raise FoldPending(folded.match_id, folded.records)
         tp = TopicPartition(self._topic, folded.partition)
-        records = await self._with_reader(self._read, tp, folded.next_offset, last_offset)
-        self._note_read(len(records))
-        folded.feed(records)
+        done, spent = await self._with_reader(self._read, tp, folded, last_offset, budget[0])
+        budget[0] -= spent
+        if not done:
+            raise FoldPending(folded.match_id, folded.records)
 
     def _remember(self, folded: Folded) -> None:
         self._cache[folded.match_id] = folded
@@ -209,24 +277,34 @@ class MatchHistory:
         found = consumer.offsets_for_times({tp: at_ms})
         return found[tp].offset if found.get(tp) is not None else 0
 
-    def _read(self, consumer: KafkaConsumer, tp: TopicPartition, start: int, last: int | None) -> list[Record]:
-        """Records of the partition from `start` through `last` (or to its current end)."""
+    def _read(
+        self, consumer: KafkaConsumer, tp: TopicPartition, folded: Folded, last: int | None, budget_s: float
+    ) -> tuple[bool, float]:
+        """Fold the partition's records from `folded.next_offset` through `last` (or to its current
+        end), in this thread, until this thread has used `budget_s` of CPU (one poll at least, so every
+        call makes progress): (reached the end, CPU seconds used)."""
+        started = time.thread_time()
         try:
             consumer.assign([tp])
             end = consumer.end_offsets([tp])[tp] if last is None else last + 1
-            if start >= end:
-                return []
-            consumer.seek(tp, start)
-            records: list[Record] = []
+            if folded.next_offset >= end:
+                return True, time.thread_time() - started
+            consumer.seek(tp, folded.next_offset)
             deadline = time.monotonic() + READ_TIMEOUT_S
-            while consumer.position(tp) < end:
+            while folded.next_offset < end:  # (a transaction's markers take offsets too: by position)
                 if time.monotonic() > deadline:
                     raise HistoryUnavailable(
-                        f"reading {tp.topic}[{tp.partition}] from {start} to {end} took over {READ_TIMEOUT_S}s"
+                        f"reading {tp.topic}[{tp.partition}] from {folded.next_offset} to {end} took over "
+                        f"{READ_TIMEOUT_S}s"
                     )
-                for messages in consumer.poll(timeout_ms=1000, max_records=5000).values():
-                    records.extend(Record(tp.partition, m.offset, m.key, m.value) for m in messages if m.offset < end)
-            return records
+                for messages in consumer.poll(timeout_ms=1000, max_records=POLL_RECORDS).values():
+                    records = [Record(tp.partition, m.offset, m.key, m.value) for m in messages if m.offset < end]
+                    self._note_read(len(records))
+                    folded.feed(records)
+                folded.next_offset = min(consumer.position(tp), end)
+                if folded.next_offset < end and time.thread_time() - started > budget_s:
+                    return False, time.thread_time() - started
+            return True, time.thread_time() - started
         except HistoryUnavailable:
             raise
         except Exception as error:

@@ -14,7 +14,9 @@ Credentials (all in `Authorization: Bearer <credential>`):
   players and get every seat token.
 
 Player ids starting `bot:` or `plylog-` belong to plylog's own bots and services: no credential
-names one.
+names one, however it is written (the check is on the id after Unicode NFKC normalisation and
+case folding: `PLYLOG-x`, `ｐｌｙｌｏｇ-x` and `Bot:x` are refused too). A player id holds no
+control or format characters (a line break, a zero-width joiner, a right-to-left mark).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ import hashlib
 import hmac
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 RESERVED_PREFIXES = ("bot:", "plylog-")
-GUEST_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+GUEST_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # the whole name (fullmatch)
+UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})  # Unicode categories no player id holds
 GUEST_SUFFIX_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no 0/o, 1/l: read aloud, typed by hand
 GUEST_SUFFIX_LENGTH = 6
 OPERATOR = "plylog-operator"
@@ -59,7 +63,18 @@ class JwtSettings:
 
 
 def reserved(player: str) -> bool:
-    return player.startswith(RESERVED_PREFIXES)
+    """Whether `player` names one of plylog's own ids, however written (NFKC, case folded)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", player).casefold())
+    return folded.startswith(RESERVED_PREFIXES)
+
+
+def player_problem(player: str) -> str:
+    """Why `player` cannot be the id a credential proves (empty when it can)."""
+    if any(unicodedata.category(c) in UNSEEN for c in player):
+        return "a player id holds no control, format or line separator characters"
+    if reserved(player):
+        return f"player ids starting {' or '.join(RESERVED_PREFIXES)} (in any case or form) are plylog's own"
+    return ""
 
 
 def _b64(data: bytes) -> str:
@@ -87,8 +102,10 @@ class Authenticator:
         """(player id, guest token) of a new identity named `name` (checked: GUEST_NAME)."""
         if self.mode != "guest":
             raise InvalidCredential("guest identities are off here (PLYLOG_AUTH=jwt): sign in with your platform")
-        if not GUEST_NAME.match(name):
+        if not GUEST_NAME.fullmatch(name):
             raise ValueError("a name is 1 to 40 letters, digits, '_', '.' or '-'")
+        if reserved(name):
+            raise ValueError(f"names starting {' or '.join(RESERVED_PREFIXES)} (in any case) are plylog's own")
         suffix = "".join(secrets.choice(GUEST_SUFFIX_ALPHABET) for _ in range(GUEST_SUFFIX_LENGTH))
         player = f"{name}~{suffix}"
         return player, self._guest_token(player)
@@ -125,6 +142,8 @@ class Authenticator:
             player = ""
         if not player or not same(parts[2], self._mac("plylog-guest-v1", player)):
             raise InvalidCredential("the guest token's signature is wrong (not issued by this service)")
+        if problem := player_problem(player):  # a token minted before names were checked as now
+            raise InvalidCredential(f"this guest identity is no longer accepted: {problem}")
         return Identity(player, "guest")
 
     def _platform(self, credential: str) -> Identity:
@@ -147,6 +166,6 @@ class Authenticator:
             raise InvalidCredential(
                 f"the platform token's {settings.player_claim!r} claim is not a player id (1-64 characters)"
             )
-        if reserved(player):
-            raise InvalidCredential(f"player ids starting {' or '.join(RESERVED_PREFIXES)} are plylog's own")
+        if problem := player_problem(player):
+            raise InvalidCredential(f"the platform token's {settings.player_claim!r} claim: {problem}")
         return Identity(player, "jwt")

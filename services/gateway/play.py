@@ -10,15 +10,19 @@ credential (`join`), so nobody plays — or loses a rated match — without havi
 from __future__ import annotations
 
 import asyncio
-import itertools
 import secrets
+import time
 import uuid
 from typing import Any
 
-from fastapi import APIRouter, Query, Request
+import orjson
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from games.core import Rejected
+from games.match import check_action
+from games.match import create_match as rules_create
 from games.registry import get_game
 from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
 from schemas.lifecycle import Clock
@@ -27,8 +31,8 @@ from services.common import bot_directory
 from .app import Gateway
 from .auth import gw, identity_of, limit_address, limit_player, seat_of
 from .errors import ApiError
-from .history import Folded, HistoryUnavailable
-from .identity import Identity, reserved
+from .history import Folded, FoldPending, HistoryUnavailable
+from .identity import Identity, player_problem
 from .submit import move_record
 
 BOT_PREFIX = "bot:"
@@ -153,8 +157,8 @@ def _seating(identity: Identity, wanted: list[str | None], bots: set[str]) -> tu
     """(seats, invited) of a create: the operator seats whom it names; a player seats themselves
     and the bots it names, and reserves the seats of the other players it names."""
     for player in wanted:
-        if player is not None and reserved(player) and player not in bots:
-            raise ApiError(422, "malformed", f"{player!r} is one of plylog's own ids; it cannot hold a seat")
+        if player is not None and player not in bots and (problem := player_problem(player)):
+            raise ApiError(422, "malformed", f"{player!r} cannot hold a seat: {problem}")
     if identity.operator:
         return list(wanted), [None, None]
     seated = {identity.player, *bots}
@@ -229,6 +233,10 @@ async def create_match(body: NewMatch, request: Request, timeout: float | None =
     if any(invited):
         action["invited"] = invited
     record = move_record(match_id, body.creator or identity.player, action)
+    try:  # the rules' own create, at the door: a create they would refuse is not written to the log
+        rules_create(match_id, record["player"], action, record["at"])
+    except Rejected as rejection:
+        raise ApiError(422, rejection.code, rejection.message) from None
     counted = await gateway.bot_cap.for_create(identity, body.creator, seats, match_id)
     submitting = gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
     result = await gateway.bot_cap.submitted(counted, submitting)
@@ -320,8 +328,9 @@ async def act(
     timeout: float | None = Query(None, gt=0),
 ) -> Any:
     gateway = gw(request)
-    claim, seats = await _seat(request, match_id, body.seat)
-    record = seat_action(match_id, claim.seat, seats, body)
+    claim, seats, meta = await _seat(request, match_id, body.seat)
+    refuse_if_over(match_id, (meta.get("view") or {}).get("status"))
+    record = seat_action(match_id, claim.seat, seats, body, meta["game"])
     await limit_player(request, record["player"])
     result = await gateway.submitter.submit(record, wait=wait, timeout_s=_wait_timeout(gateway, timeout))
     if not wait:
@@ -341,14 +350,26 @@ def action_pending(record: dict[str, Any], then: str) -> dict[str, Any]:
     }
 
 
-def seat_action(match_id: str, seat: int, seats: list[str | None], body: ActionRequest) -> dict[str, Any]:
+def seat_action(match_id: str, seat: int, seats: list[str | None], body: ActionRequest, game: str) -> dict[str, Any]:
     """The move record of an action sent for `seat` (over HTTP or a socket), played by the seat's
-    player; 403/422 as the case may be."""
+    player; 403/422 as the case may be. The action must have the shape of a lifecycle action or of
+    one of the game's actions (the rules' own check: what they would refuse is not written)."""
     if body.seat is not None and body.seat != seat:
         raise ApiError(403, "forbidden", f"this credential is for seat {seat}, not seat {body.seat}")
     if not isinstance(body.action.get("type"), str):
         raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
+    try:
+        if game:  # (unknown only while a rebuild empties the projection: the rules check it then)
+            check_action(game, body.action)
+    except Rejected as rejection:
+        raise ApiError(422, rejection.code, rejection.message) from None
     return move_record(match_id, seat_player(match_id, seat, seats), body.action, body.event_id, body.expected_seq)
+
+
+def refuse_if_over(match_id: str, status: str | None) -> None:
+    """409 for an action to a match the projection shows as over (the rules would refuse it)."""
+    if status == "over":
+        raise ApiError(409, "match_over", f"match {match_id!r} is over; it takes no more actions")
 
 
 def seat_player(match_id: str, seat: int, seats: list[str | None]) -> str:
@@ -360,19 +381,27 @@ def seat_player(match_id: str, seat: int, seats: list[str | None]) -> str:
 
 
 async def _seat(request: Request, match_id: str, wanted: int | None):
-    """(the seat the bearer acts for, the match's seats); 401/403/404 as the case may be."""
+    """(the seat the bearer acts for, the match's seats, its game and view); 401/403/404 as the case may be."""
     meta = await known_match(gw(request), match_id, "seats", "view")
     seats = meta.get("seats") or [None, None]
     claim = seat_of(request, match_id, seats, (meta.get("view") or {}).get("to_move"))
     if wanted is not None and wanted != claim.seat:
         raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
-    return claim, seats
+    return claim, seats, meta
 
 
 async def folded(gateway: Gateway, match_id: str) -> Folded:
     meta = await known_match(gateway, match_id, "created_at")
     try:
         return await gateway.history.fold(match_id, meta.get("created_at") or "1970-01-01T00:00:00Z")
+    except FoldPending as pending:
+        raise ApiError(
+            503,
+            "unavailable",
+            f"reading the match's log: {pending.folded_records} of its records folded so far, the most one "
+            "request may (PLYLOG_WORK_BUDGET_MS); retry to go on",
+            headers={"Retry-After": "1"},
+        ) from None
     except HistoryUnavailable as error:
         raise ApiError(503, "unavailable", f"the match log cannot be read now: {error}") from None
 
@@ -383,23 +412,29 @@ async def folded(gateway: Gateway, match_id: str) -> Folded:
     summary="The token's seat's legal actions now (empty when it is not to move)",
 )
 async def legal_actions(match_id: MatchId, request: Request, seat: int | None = Query(None, ge=0, le=1)) -> Any:
-    claim, _ = await _seat(request, match_id, seat)
-    return await legal_actions_of(gw(request), match_id, claim.seat)
+    claim, seats, _ = await _seat(request, match_id, seat)
+    if seats[claim.seat] is not None:  # rate-limited as actions are
+        await limit_player(request, seats[claim.seat])
+    else:
+        await limit_address(request)
+    body = await legal_actions_of(gw(request), match_id, claim.seat)
+    return Response(orjson.dumps(body), media_type="application/json")
 
 
 async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[str, Any]:
-    """The legal actions of `seat` now, refolded from the match's log (the body of GET legal-actions)."""
+    """The legal actions of `seat` now, refolded from the match's log (the body of GET legal-actions):
+    at most PLYLOG_LEGAL_ACTIONS_CAP of them, and as many as PLYLOG_WORK_BUDGET_MS of CPU lists
+    (`truncated` when either cut the listing)."""
     state = (await folded(gateway, match_id)).current
     actions: list[dict[str, Any]] = []
     truncated, commit_listed = False, False
     if state is not None and seat in state.to_move():
-        cap = gateway.config.legal_actions_cap
-        listed = await asyncio.to_thread(
-            lambda: list(itertools.islice(get_game(state.game).legal_actions(state.board, seat), cap + 1))
+        config = gateway.config
+        listed, truncated = await asyncio.to_thread(
+            _listing, state, seat, config.legal_actions_cap, config.work_budget_ms / 1000
         )
-        truncated = len(listed) > cap
         commit_listed = any(a.get("type") == "commit" for a in listed)
-        actions = _without_guessable_secrets(listed[:cap])
+        actions = _without_guessable_secrets(listed)
     body = {
         "match_id": match_id,
         "seat": seat,
@@ -415,6 +450,18 @@ async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[s
             '(sha256 hex of "MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>"; docs/rules/mastermind.md)'
         )
     return body
+
+
+def _listing(state, seat: int, cap: int, budget_s: float) -> tuple[list[dict[str, Any]], bool]:
+    """(up to `cap` legal actions, whether there are more), listed until this thread has used
+    `budget_s` of CPU: the games enumerate lazily, at a bounded cost per action."""
+    started = time.thread_time()
+    listed: list[dict[str, Any]] = []
+    for action in get_game(state.game).legal_actions(state.board, seat):
+        if len(listed) == cap or (len(listed) % 32 == 31 and time.thread_time() - started > budget_s):
+            return listed, True
+        listed.append(action)
+    return listed, False
 
 
 def _without_guessable_secrets(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:

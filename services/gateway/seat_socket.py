@@ -11,7 +11,7 @@ which ends up in logs). `?seat=N` picks the seat of a player credential that hol
 A socket that may not open is accepted, told {"type": "error", "code", "message"} and closed with
 4000 + the status the same HTTP request would get: 4401 no credential or a bad one, 4403 another
 match's token or a seat the credential does not hold, 4404 an unknown match, 4422 a malformed
-`seat`, 4429 the client's live streams at their cap (PLYLOG_STREAMS_PER_CLIENT, counted together
+match id or `seat`, 4429 the client's live streams at their cap (PLYLOG_STREAMS_PER_CLIENT, counted together
 with the SSE streams), 4503 Redis unavailable.
 """
 
@@ -24,6 +24,8 @@ import orjson
 from fastapi import APIRouter, WebSocket
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from schemas.base import MATCH_ID_RULE, is_match_id
 
 from .app import Gateway
 from .auth import bearer, client_address, gw, seat_claim
@@ -49,6 +51,9 @@ async def play(websocket: WebSocket, match_id: str) -> None:
     assert leases is not None, "the gateway has started"
     offered = list(websocket.scope.get("subprotocols") or [])
     await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+    if not is_match_id(match_id):  # before any key is named after it
+        await refuse(gateway, websocket, 4422, "malformed", f"{match_id[:80]!r} is not a match id ({MATCH_ID_RULE})")
+        return
     try:
         seat, seats = await _open(gateway, websocket, match_id, offered)
         lease = await leases.take(client_address(websocket))

@@ -9,7 +9,8 @@ Messages to the client, each a JSON text frame tagged with `type`:
                 moves and their views, rejected results, this socket's own late results)
   legal_actions the answer to {"type": "legal_actions"}: the body of GET .../legal-actions
   error         {code, message[, event_id]}: a message that was not JSON, not an action, or an action
-                the gateway refused before writing it (rate_limited, too_large, unavailable, ...);
+                the gateway refused before writing it (malformed, match_over, rate_limited,
+                too_large, unavailable, ...);
                 the socket stays open
 
 One live listener, registered before the hello's view is read, carries every result of the
@@ -41,7 +42,7 @@ from starlette.websockets import WebSocketDisconnect
 from .app import Gateway
 from .auth import player_limit
 from .errors import ApiError, validation_message
-from .play import ActionRequest, action_pending, legal_actions_of, seat_action
+from .play import ActionRequest, action_pending, legal_actions_of, refuse_if_over, seat_action
 
 log = logging.getLogger("plylog.gateway.socket")
 CLOSE_WAIT_S = 10.0  # how long a close may wait behind unsent data before the connection is dropped
@@ -73,6 +74,8 @@ class SocketSession:
         self._gateway, self._websocket = gateway, websocket
         self._match_id, self._seat, self._seats = match_id, seat, seats
         self._player = seats[seat]
+        self._game: str = ""  # and the match's status, as the results this socket passes on show it
+        self._status: str | None = None
         self._outbox: asyncio.Queue[str] = asyncio.Queue(gateway.config.socket_queue)
         self._waiting: dict[str, list[_Waiting]] = {}
         self._answered: deque[str] = deque(maxlen=ANSWERED)
@@ -110,6 +113,7 @@ class SocketSession:
                 self._close(1013, f"Redis is unavailable ({type(error).__name__}); reconnect")
                 return
             seq = meta.get("seq") or 0
+            self._game, self._status = meta.get("game") or "", (meta.get("view") or {}).get("status")
             self._send(
                 {
                     "type": "hello",
@@ -177,6 +181,8 @@ class SocketSession:
                 return
             if result is None:  # a keep-alive interval: the socket has pings of its own
                 continue
+            if result.get("status") == "accepted" and isinstance(result.get("view"), dict):
+                self._status = result["view"].get("status")
             waiting = self._take(result)
             if waiting is not None:
                 self._gateway.metrics.wait_latency.labels(result.get("status", "?")).observe(
@@ -245,6 +251,7 @@ class SocketSession:
             elif kind == "legal_actions":
                 if message:
                     raise ApiError(422, "malformed", f"legal_actions takes no fields, not {', '.join(sorted(message))}")
+                await player_limit(self._gateway, self._player)  # as actions are
                 listing = await legal_actions_of(self._gateway, self._match_id, self._seat)
                 self._send({"type": "legal_actions", **listing})
             else:
@@ -262,7 +269,11 @@ class SocketSession:
             body = ActionRequest.model_validate(message)
         except ValidationError as error:
             raise ApiError(422, "malformed", validation_message(error)) from None
-        record = seat_action(self._match_id, self._seat, self._seats, body)
+        try:
+            refuse_if_over(self._match_id, self._status)
+            record = seat_action(self._match_id, self._seat, self._seats, body, self._game)
+        except ApiError as error:  # refused at the door: named by the client's event id, if it sent one
+            raise (_naming(error, {"event_id": body.event_id}) if body.event_id else error) from None
         try:
             await player_limit(self._gateway, record["player"])
         except ApiError as error:

@@ -49,8 +49,11 @@ def move_record(
 
 
 class Submitter:
-    def __init__(self, producer: AIOKafkaProducer, topic: str, hub: LiveHub, metrics: Metrics):
+    def __init__(
+        self, producer: AIOKafkaProducer, topic: str, hub: LiveHub, metrics: Metrics, max_bytes: int = MAX_RECORD_BYTES
+    ):
         self._producer = producer
+        self._max_bytes = max_bytes  # the door's cap (PLYLOG_MAX_MOVE_BYTES), below the contract's
         self._topic = topic
         self._hub = hub
         self._metrics = metrics
@@ -64,9 +67,11 @@ class Submitter:
             raw = orjson.dumps(record)
         except orjson.JSONEncodeError as error:  # e.g. an integer beyond 64 bits
             raise ApiError(422, "malformed", f"the action cannot be encoded as JSON: {error}") from None
-        if len(raw) > MAX_RECORD_BYTES:
+        if len(raw) > self._max_bytes:
             raise ApiError(
-                413, "too_large", f"the move record would be {len(raw)} bytes; the limit is {MAX_RECORD_BYTES}"
+                413,
+                "too_large",
+                f"the move record would be {len(raw)} bytes; the limit is {self._max_bytes} (PLYLOG_MAX_MOVE_BYTES)",
             )
         if not wait:
             await self._produce(record, raw)

@@ -438,3 +438,32 @@ def test_jwt_mode_takes_the_platforms_players_and_refuses_guests(
         assert _moves(_Gateway(url, None, None, topics, kafka_bootstrap, process), 1)[0]["player"] == "u-42"
     finally:
         process.stop()
+
+
+def test_jwt_player_ids_of_plylogs_own_however_written_or_with_control_characters_are_refused(
+    kafka_bootstrap, contract_topics, redis_db_url, tmp_path
+):
+    import jwt
+
+    key = "platform-secret-0123456789abcdef-xyz"
+    process, url = gateway_process(
+        kafka_bootstrap, contract_topics(partitions=2), redis_db_url, unique_redis_prefix(), tmp_path,
+        PLYLOG_AUTH="jwt", PLYLOG_JWT_KEY=key,
+    )  # fmt: skip
+    process.start()
+    try:
+        process.wait_ready(timeout=60)
+        http = httpx.Client(base_url=url, timeout=10)
+
+        def whoami(player: str) -> httpx.Response:
+            token = jwt.encode({"sub": player, "exp": int(time.time()) + 60}, key, algorithm="HS256")
+            return http.get("/v1/whoami", headers=auth(token))
+
+        for player in ("plylog-operator", "ＰＬＹＬＯＧ-operator", "Plylog-timekeeper", "BOT:random", "bot：random"):
+            _error(whoami(player), 401, "unauthorized")  # NFKC and case folded: plylog's own
+        for player in ("u-42\n", "u\x00", "u\u200b42", "u\u202e24"):  # control and format characters
+            _error(whoami(player), 401, "unauthorized")
+        assert whoami("u-42").json() == {"player": "u-42", "via": "jwt"}
+        assert whoami("Zoë").json()["player"] == "Zoë"
+    finally:
+        process.stop()

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from services.common.settings import SettingsError
 from services.gateway.config import OPERATOR_KEY_FILE, GatewayConfig
-from services.gateway.identity import Authenticator, InvalidCredential, JwtSettings
+from services.gateway.identity import Authenticator, InvalidCredential, JwtSettings, player_problem
 from services.gateway.tokens import InvalidToken, SeatTokens
 
 SECRET = b"s" * 32
@@ -34,7 +34,9 @@ def test_a_guest_identity_is_its_name_and_a_random_suffix_and_its_token_proves_i
     assert auth.identify(token).player == player and auth.identify(token).via == "guest"
 
 
-@pytest.mark.parametrize("name", ["", "a" * 41, "ann bob", "bot:x", "ann~x", "é"])
+@pytest.mark.parametrize(
+    "name", ["", "a" * 41, "ann bob", "bot:x", "ann~x", "é", "ann\n", "plylog-x", "PLYLOG-timekeeper", "Plylog-x"]
+)
 def test_guest_names_are_plain(name):
     with pytest.raises(ValueError):
         guests().new_guest(name)
@@ -153,3 +155,33 @@ def test_the_operator_key_is_made_once_private_to_the_home(tmp_path: Path):
     first = GatewayConfig.from_env(tmp_path, {}).operator_key
     assert GatewayConfig.from_env(tmp_path, {}).operator_key == first
     assert (tmp_path / OPERATOR_KEY_FILE).stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize(
+    ("player", "refused"),
+    [
+        ("plylog-operator", True),
+        ("PLYLOG-operator", True),
+        ("ｐｌｙｌｏｇ-operator", True),  # fullwidth letters: NFKC makes them plylog-
+        ("Bot:random", True),
+        ("bot：random", True),  # a fullwidth colon
+        ("u-42\n", True),
+        ("u\u200d42", True),  # a zero-width joiner
+        ("u\u202e24", True),  # a right-to-left override
+        ("u\u2028", True),  # a line separator
+        ("plylog_fan", False),
+        ("Zoë", False),
+        ("bots-r-us", False),
+    ],
+)
+def test_plylogs_own_ids_however_written_and_unseen_characters_are_no_players(player, refused):
+    assert bool(player_problem(player)) is refused
+    token = jwt.encode({"sub": player, "exp": int(time.time()) + 60}, HS_KEY, algorithm="HS256")
+    platform = Authenticator(SECRET, "jwt", None, JwtSettings(HS_KEY.encode(), ("HS256",)))
+    guest_token = guests()._guest_token(player)  # as a gateway minted before names were checked
+    for authenticator, credential in ((platform, token), (guests(), guest_token)):
+        if refused:
+            with pytest.raises(InvalidCredential):
+                authenticator.identify(credential)
+        else:
+            assert authenticator.identify(credential).player == player

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from itertools import product
+from itertools import islice, product
 
 import orjson
 import pytest
@@ -740,6 +740,8 @@ def test_render_shows_rows_as_colour_letters_and_hides_the_secret():
         (6, 4, True, 3),
         (2, 2, True, 1),
         (4, 4, False, 4),
+        (6, 5, True, 1),
+        (5, 6, True, 3),
     ],
 )
 def test_code_space_is_counted_and_enumerated_exactly(key):
@@ -798,3 +800,10 @@ def test_manual_bots_recover_their_own_code_and_play_to_the_end():
     played = random_playout("mastermind", {"feedback": "manual", "pegs": 8, "colors": 10, "max_rows": 4}, seed=3)
     assert played.state.status == "over"
     assert events_of(played, "secret_revealed")
+
+
+def test_few_distinct_colours_in_a_large_space_are_enumerated_in_order():
+    """8 pegs of 9 colours, one distinct: 9 codes of 43 million (the gateway's CPU for listing them
+    is measured in tests/e2e/test_gateway_door.py)."""
+    assert list(iter_codes((8, 9, True, 1))) == [str(c) * 8 for c in range(9)]
+    assert list(islice(iter_codes((8, 10, True, 2)), 3)) == ["00000000", "00000001", "00000002"]

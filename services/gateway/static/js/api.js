@@ -10,7 +10,20 @@ export class ApiError extends Error {
   }
 }
 
-async function request(method, path, { body, token, query, signal } = {}) {
+const READ_RETRIES = 30; // a read answered 503 with Retry-After (a long match's log being refolded) is asked again
+
+async function request(method, path, options = {}) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await requestOnce(method, path, options);
+    } catch (error) {
+      if (method !== "GET" || error.status !== 503 || !error.retryAfter || attempt >= READ_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(error.retryAfter, 5) * 1000));
+    }
+  }
+}
+
+async function requestOnce(method, path, { body, token, query, signal } = {}) {
   const url = new URL(path, location.origin);
   for (const [name, value] of Object.entries(query || {})) {
     if (value !== undefined && value !== null && value !== "") url.searchParams.set(name, value);
@@ -34,8 +47,10 @@ async function request(method, path, { body, token, query, signal } = {}) {
   }
   if (!response.ok) {
     const error = data && data.error;
-    throw new ApiError(response.status, error ? error.code : "http_" + response.status,
+    const failed = new ApiError(response.status, error ? error.code : "http_" + response.status,
       error ? error.message : `${method} ${url.pathname} answered ${response.status} ${response.statusText}`);
+    failed.retryAfter = Number(response.headers.get("Retry-After")) || 0;
+    throw failed;
   }
   return data;
 }
