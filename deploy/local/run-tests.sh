@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Used by `make test`: run the whole pytest suite (tests/) against a real Kafka and Redis,
+# Used by `make test`: run the pytest suite (tests/, or the test paths given) against a real Kafka and Redis,
 # exit with pytest's code (no tests collected counts as a failure). Extra args go to pytest.
 #
 # - If the local stack (PLYLOG_HOME, default .plylog/) is running, e.g. from `make run`,
@@ -44,7 +44,12 @@ if ! "$PLYLOG" up --infra-only --write-started "$started"; then
   exit 1
 fi
 
-.venv/bin/python -m pytest tests/ "$@"
+# Paths among the arguments (e.g. tests/e2e) narrow the run to them; without any, the whole suite.
+targets=(tests/)
+for arg in "$@"; do
+  case "$arg" in tests/*|./tests/*) targets=(); break ;; esac
+done
+.venv/bin/python -m pytest "${targets[@]}" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "make test: pytest collected no tests; counting that as a failure" >&2
