@@ -23,7 +23,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from games.public import PublicPosition
-from services.common import bot_directory, redis_client
+from services.common import bot_directory, kafka_auth, redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -64,8 +64,9 @@ class BotService:
         topics = self.settings.topics
         self.redis = redis_client.connect_async(self.settings.redis, socket_connect_timeout=5)
         self.projection = Projection(self.redis, self.keys)
+        sasl = kafka_auth.aiokafka(self.settings.kafka_auth)
         self.producer = AIOKafkaProducer(
-            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1
+            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1, **sasl
         )
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.settings.kafka_bootstrap,
@@ -75,6 +76,7 @@ class BotService:
             auto_offset_reset="earliest",
             fetch_max_wait_ms=50,
             max_poll_interval_ms=600_000,
+            **sasl,
         )
         self.positions = _Positions(self._mark_ready)
         consumer.subscribe([topics.results], listener=self.positions)

@@ -27,7 +27,7 @@ from faust.types import TP
 from mode import CrashingSupervisor
 
 from games.fold import FORGET_FINISHED_AFTER
-from services.common import heap
+from services.common import heap, kafka_auth
 from services.common.settings import Settings, env_number
 
 from . import stop_deadline
@@ -75,6 +75,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     app = faust.App(
         topics.rules_group,
         broker=[f"kafka://{server}" for server in settings.kafka_servers],
+        broker_credentials=kafka_auth.faust(settings.kafka_auth),
         store="memory://",
         processing_guarantee="at_least_once",
         topic_partitions=partitions,
