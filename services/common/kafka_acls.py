@@ -92,6 +92,54 @@ def ensure(bootstrap: str, topics: Topics, *, auth: KafkaAuth | None = None, tim
             acls.append(ACL(f"User:{grant.user}", "*", ACLOperation[operation], ACLPermissionType.ALLOW, pattern))
     with admin(bootstrap, timeout=timeout, auth=auth) as client:
         answer = client.create_acls(acls)
-    if answer["failed"]:
-        raise KafkaAdminError(f"creating {len(answer['failed'])} ACLs failed: {answer['failed'][0]!r}")
+        if answer["failed"]:
+            raise KafkaAdminError(f"creating {len(answer['failed'])} ACLs failed: {answer['failed'][0]!r}")
+        _wait_until_every_broker_has(client, acls, timeout)
     return len(acls)
+
+
+def _key(acl) -> tuple:
+    pattern = acl.resource_pattern
+    return (
+        acl.principal,
+        int(pattern.resource_type),
+        pattern.resource_name,
+        int(pattern.pattern_type),
+        int(acl.operation),
+    )
+
+
+def _wait_until_every_broker_has(client, acls: list, timeout: float) -> None:
+    """The controller has the ACLs once create_acls answers; each broker applies them from the
+    metadata log a moment later, and until then refuses their users (seen: a producer started right
+    after `ensure` was refused). Asks every broker for its ACLs until each has all of them. kafka-python
+    asks one broker of its choosing (describe_acls): this sends the same request to each broker, through
+    the client's own connection manager (as its describe_log_dirs does)."""
+    import time
+
+    from kafka.admin import ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourceType
+    from kafka.protocol.admin import DescribeAclsRequest
+
+    from .kafka_admin import KafkaAdminError
+
+    wanted = {_key(acl) for acl in acls}
+    request = DescribeAclsRequest(
+        resource_type_filter=ResourceType.ANY,
+        resource_name_filter=None,
+        pattern_type_filter=ACLResourcePatternType.ANY,
+        principal_filter=None,
+        host_filter=None,
+        operation=ACLOperation.ANY,
+        permission_type=ACLPermissionType.ANY,
+    )
+    manager = client._manager  # the only way to ask a given broker (see above)
+    deadline = time.monotonic() + timeout
+    for node in [b["broker_id"] for b in client.describe_cluster()["brokers"]]:
+        while True:
+            response = manager.run(manager.send, request, node)
+            have = {_key(acl) for acl in client._convert_describe_acls_response_to_acls(response)[0]}
+            if wanted <= have:
+                break
+            if time.monotonic() > deadline:
+                raise KafkaAdminError(f"broker {node} lacks {len(wanted - have)} ACLs after {timeout:g}s")
+            time.sleep(0.1)

@@ -101,7 +101,7 @@ def librdkafka(auth: KafkaAuth | None) -> dict[str, Any]:
         return {}
     return {
         "security.protocol": SECURITY_PROTOCOL,
-        "sasl.mechanism": auth.mechanism,
+        "sasl.mechanisms": auth.mechanism,  # the name every librdkafka knows (sasl.mechanism is a newer alias)
         "sasl.username": auth.username,
         "sasl.password": auth.password,
     }

@@ -125,6 +125,9 @@ class Consumer:
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._consumer.pause([_native(tp) for tp in partitions])
 
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        self._consumer.resume([_native(tp) for tp in partitions])
+
     def position(self, tp: TopicPartition) -> int | None:
         """The next offset to read, None before the first record read."""
         offset = self._consumer.position([_native(tp)])[0].offset

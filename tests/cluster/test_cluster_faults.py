@@ -17,7 +17,8 @@ from kafka import KafkaProducer
 
 from bench.procs import Service
 from games.registry import GAME_MODULES
-from services.common import kafka_admin, redis_client
+from services.common import kafka_admin, kafka_auth, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Topics
@@ -55,6 +56,7 @@ class Sender(threading.Thread):
                 linger_ms=5,
                 delivery_timeout_ms=180_000,
                 request_timeout_ms=20_000,
+                **kafka_auth.kafka_python(KafkaAuth.from_env()),  # the operator's (conftest)
             )
             futures, pace = [], self.seconds / len(self.records)
             started = time.monotonic()
@@ -77,12 +79,12 @@ class Sender(threading.Thread):
 
 
 def workers(cluster: LocalCluster, topics: Topics, home, count: int, first: int = 1) -> list[Service]:
-    env = cluster.service_env(topics, "unused:")
+    env = cluster.service_env(topics, "unused:", "rules")
     return [rules_worker(cluster.bootstrap, topics, home, f"rules-{n}", **env) for n in range(first, first + count)]
 
 
 def projector(cluster: LocalCluster, topics: Topics, home, prefix: str, name: str = "projector-1") -> Service:
-    return Service(name, "services.projector", ("--name", name), cluster.service_env(topics, prefix), home)
+    return Service(name, "services.projector", ("--name", name), cluster.service_env(topics, prefix, "projector"), home)
 
 
 def start_all(*services: Service) -> None:
@@ -154,6 +156,7 @@ def writable_after(cluster: LocalCluster, probe: str, since: float) -> float:
         max_block_ms=3000,
         delivery_timeout_ms=10_000,
         retries=0,
+        **kafka_auth.kafka_python(KafkaAuth.from_env()),
     )
     try:
         deadline = time.monotonic() + 120
@@ -290,8 +293,11 @@ def test_the_redis_primary_holding_most_match_keys_killed_under_load(local_clust
         wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=[worker])
         wait_until_projected(cluster, topics, keys, services=[proj])
         FIGURES["Redis primary kill: projection caught up, from the kill (s)"] = time.monotonic() - killed_at
+        # Behaviour, not log lines (the cluster client's own retry may absorb the failover, and then
+        # the projector logs nothing): it never restarted, its stored offsets reached the end of every
+        # partition (wait_until_projected: nothing left behind), and the projection equals a rebuild
+        # from the topics (rebuild_check: nothing lost, nothing applied twice).
         assert proj.alive and proj.starts == 1, proj.tail()
-        assert "Redis failed during a batch" in proj.log_text() or "resumed at the stored offsets" in proj.log_text()
         client = cluster.redis()
         assert client.zcard(keys.leaderboard("strands", "rating")) > 0  # ratings are part of the check below
         rebuild_check(cluster, topics, keys.prefix)

@@ -13,6 +13,8 @@ import orjson
 from kafka import KafkaProducer
 
 from bench.procs import Service
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import read_topic
 from services.common.settings import Topics
 from tests.schema_check import check_topic_records
@@ -54,7 +56,10 @@ def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-
 
 
 def producer(bootstrap: str) -> KafkaProducer:
-    return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks="all")  # every write on min.insync.replicas
+    # acks=all: every write on min.insync.replicas; credentials: this process's (none on an open broker)
+    return KafkaProducer(
+        bootstrap_servers=bootstrap, linger_ms=5, acks="all", **kafka_auth.kafka_python(KafkaAuth.from_env())
+    )
 
 
 def produce(

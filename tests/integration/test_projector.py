@@ -21,6 +21,8 @@ from bench.logs import random_match_records
 from bench.procs import Service
 from games.fold import Replayer
 from games.registry import GAME_MODULES
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import partition_of, read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
@@ -49,7 +51,9 @@ def projector(
 
 
 def end_offsets(bootstrap: str, topics: Topics) -> dict[str, int]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, **kafka_auth.kafka_python(KafkaAuth.from_env())
+    )
     try:
         tps = [
             TopicPartition(t, p) for t in (topics.results, topics.outcomes) for p in consumer.partitions_for_topic(t)
