@@ -337,12 +337,12 @@ def _apply_outcome(
     w: _Writes, outcome: dict, known: Known, keys: Keys, refusal: str = "", consumed: Consumed | None = None
 ) -> str:
     match_id, game, players = outcome["match_id"], outcome["game"], outcome["players"]
-    if match_id in known.outcomes_applied:
-        return "outcomes_repeated"
-    if refusal:
+    if refusal:  # before the repeat check: a record that disagrees is refused even after the true one
         where = f"{consumed.topic}[{consumed.partition}]@{consumed.offset}" if consumed else "?"
         log.warning("refused the outcome %s for match %s (players %s): %s", where, match_id, players, refusal)
         return "outcomes_refused"
+    if match_id in known.outcomes_applied:
+        return "outcomes_repeated"
     mark = {
         "match_id": match_id,
         "game": game,

@@ -276,13 +276,15 @@ def test_sigkill_three_times_then_rebuild_give_the_uninterrupted_projection(
     results += rng.sample(results, 150)  # repeats on the topic, as after a rules worker crash
     outcomes += rng.sample(outcomes, 20)
     assert len(results) >= 5000 and len(outcomes) >= 150
-    send(kafka_bootstrap, topics.outcomes, outcomes)
     proj = projector(kafka_bootstrap, topics, tmp_path, redis_db_url, crashed.prefix).start()
     proj.wait_ready()
     try:
-        crash_during(
+        crash_during(  # outcomes after their results, as the rules worker writes them (the projector checks them)
             proj,
-            lambda: send(kafka_bootstrap, topics.results, results, 15.0 / len(results)),
+            lambda: (
+                send(kafka_bootstrap, topics.results, results, 12.0 / len(results)),
+                send(kafka_bootstrap, topics.outcomes, outcomes, 3.0 / len(outcomes)),
+            ),
             pause_s=(2.5, 4.5),
             seed=3,
         )
