@@ -268,3 +268,43 @@ def test_kubernetes_settings_point_at_the_example_kafka_and_redis_cluster():
     kafka = next(doc for _, doc in kubernetes_objects() if doc["kind"] == "Kafka")
     assert config["KAFKA_BOOTSTRAP_SERVERS"].startswith(f"{kafka['metadata']['name']}-kafka-bootstrap")
     assert config["PLYLOG_REPLICATION_FACTOR"] == "3" and config["PLYLOG_MIN_INSYNC_REPLICAS"] == "2"
+
+
+def test_the_strimzi_users_have_exactly_the_acls_plylog_up_cluster_creates():
+    from services.common import kafka_acls
+
+    users = {doc["metadata"]["name"]: doc for _, doc in kubernetes_objects() if doc["kind"] == "KafkaUser"}
+    assert set(users) == set(kafka_acls.SERVICE_USERS.values())
+    expected: dict[str, set] = {user: set() for user in users}
+    for grant in kafka_acls.grants(CONTRACT):
+        pattern = "prefix" if grant.prefixed else "literal"
+        expected[grant.user] |= {(grant.resource, grant.name, pattern, op) for op in grant.operations}
+    for name, doc in users.items():
+        spec = doc["spec"]
+        assert spec["authentication"]["type"] == "scram-sha-512" and spec["authorization"]["type"] == "simple"
+        got = {
+            (acl["resource"]["type"], acl["resource"]["name"], acl["resource"]["patternType"], _upper(op))
+            for acl in spec["authorization"]["acls"]
+            for op in acl["operations"]
+        }
+        assert got == expected[name], name
+    kafka = next(doc for _, doc in kubernetes_objects() if doc["kind"] == "Kafka")["spec"]["kafka"]
+    assert all(listener["authentication"]["type"] == "scram-sha-512" for listener in kafka["listeners"])
+    assert kafka["authorization"]["type"] == "simple"
+
+
+def _upper(strimzi_operation: str) -> str:
+    """Strimzi's DescribeConfigs is Kafka's DESCRIBE_CONFIGS."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", strimzi_operation).upper()
+
+
+def test_each_plylog_pod_logs_in_to_kafka_as_its_own_user():
+    from services.common import kafka_acls
+
+    service_of = {"services.gateway": "gateway", "services.bots": "bots", "services.rules": "rules"}
+    for where, container, env in kubernetes_plylog_containers():
+        service = service_of.get(module_of(container["command"]), "projector")
+        user = kafka_acls.SERVICE_USERS[service]
+        assert env.get("PLYLOG_KAFKA_USERNAME") == user, where
+        password = next(e for e in container["env"] if e["name"] == "PLYLOG_KAFKA_PASSWORD")
+        assert password["valueFrom"]["secretKeyRef"] == {"name": user, "key": "password"}, where
