@@ -118,6 +118,8 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
         server,
         {
             "NODE_ID": str(node.node_id),
+            "BIND": "127.0.0.1",
+            "HOST": "127.0.0.1",
             "VOTERS": voters(s),
             "KAFKA_PORT": str(node.port),
             "CONTROLLER_PORT": str(node.controller_port),

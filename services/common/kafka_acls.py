@@ -65,6 +65,7 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(projector, "topic", topics.outcomes, read),
         Grant(projector, "group", f"{topics.prefix}projector", read, prefixed=True),
         *(Grant(reader, "topic", name, read) for name in topics.all()),
+        Grant(reader, "group", f"{topics.prefix}reader", read, prefixed=True),  # `plylog rebuild`'s
     ]
 
 

@@ -281,6 +281,7 @@ def _describe(positions: Positions) -> str:
 
 
 METRICS_EVERY_S = 5.0
+READER_GROUP = "reader-rebuild"  # catch_up's consumer group, after the topic prefix
 HOLD_S = 0.2  # how soon a held outcome is looked at again (its result is usually a poll behind)
 
 
@@ -398,7 +399,9 @@ def catch_up(
 ) -> Totals:
     """Apply every record from the stored offsets up to the end offsets seen now (no group), or
     up to `until` ({"topic:partition": next offset}, absent = nothing) when given."""
-    consumer = Consumer(config(bootstrap))
+    # assign() only, nothing committed; librdkafka still looks the group up, so it is one the
+    # reader's Kafka user may use (services/common/kafka_acls.py)
+    consumer = Consumer(config(bootstrap, f"{projection.topics.prefix}{READER_GROUP}"))
     try:
         topics = projection.topics
         assigned = []
