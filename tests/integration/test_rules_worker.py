@@ -25,12 +25,14 @@ from services.common.settings import Settings
 from services.rules.core import DEAD_LETTER_RAW_BYTES
 
 from .harness import (
+    assigned_partitions,
     crash_during,
     keep_topics_for_diagnosis,
     mixed_bot_traffic,
     produce,
     rules_worker,
     wait_until_answered,
+    wait_until_assigned,
 )
 
 pytestmark = pytest.mark.integration
@@ -340,7 +342,7 @@ def test_two_workers_share_partitions_and_the_survivor_takes_over(kafka_bootstra
     second = rules_worker(kafka_bootstrap, topics, worker_home, "rules-2").start()
     try:
         for worker in (first, second):
-            worker.wait_for_log("assigned partitions of", timeout=90)
+            wait_until_assigned(worker)
         _wait_for_split(first, second)
         sender = threading.Thread(target=produce, args=(kafka_bootstrap, topics.moves, traffic, 12.0 / len(traffic)))
         sender.start()
@@ -358,8 +360,7 @@ def test_two_workers_share_partitions_and_the_survivor_takes_over(kafka_bootstra
 
 
 def _last_assignment(worker) -> list[int]:
-    lines = [line for line in worker.log_text().splitlines() if "assigned partitions of" in line]
-    return orjson.loads(lines[-1].rsplit(": ", 1)[1]) if lines else []
+    return sorted(assigned_partitions(worker))
 
 
 def _wait_for_split(first, second, timeout: float = 90.0) -> None:
