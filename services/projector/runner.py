@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 import redis
+from confluent_kafka import KafkaException
 
 from services.common import heap
 from services.common.settings import Topics
@@ -158,7 +159,9 @@ class Projection:
         started = time.perf_counter()
         counts, commands, applied = Counter(), 0, 0
         self.held = None
-        for tp, messages in sorted(polled.items()):  # one script per partition: one hash slot each
+        # one script per partition (one hash slot each); the results first, so that an outcome in
+        # the same poll as its match's final result finds it projected and is not held
+        for tp, messages in sorted(polled.items(), key=lambda item: (item[0].topic == self.topics.outcomes, item[0])):
             if tp not in self.positions:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
@@ -335,9 +338,13 @@ def run_group(
                 _apply_or_resync(projection, consumer, polled, ops)
             if projection.held is not None:  # read the outcomes again from the held one, in a moment
                 held, projection.held = projection.held, None
-                consumer.pause([held])
-                consumer.seek({held: projection.positions.get(held)})
-                held_until = (held, time.monotonic() + HOLD_S)
+                try:
+                    consumer.pause([held])
+                    consumer.seek({held: projection.positions.get(held)})
+                    held_until = (held, time.monotonic() + HOLD_S)
+                except KafkaException as error:  # revoked meanwhile, say: the stored offsets tell
+                    log.warning("holding %s[%d] failed (%s); resuming from the stored offsets", *held, error)
+                    _resync(projection, consumer)
             if held_until is not None and time.monotonic() >= held_until[1]:
                 consumer.resume([held_until[0]])
                 held_until = None
