@@ -179,6 +179,7 @@ def local_cluster():
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "PLYLOG_KAFKA_USERNAME", "PLYLOG_KAFKA_PASSWORD"):
         env.pop(name, None)
     cluster = LocalCluster(home, env, "", "")
+    saved: dict[str, str | None] = {}  # this process's Kafka credentials before the operator's
     started = time.monotonic()
     done = cluster.plylog("up", "--cluster", "--infra-only", "--partitions", str(PARTITIONS))
     try:
@@ -192,7 +193,7 @@ def local_cluster():
         cluster.users = json.loads((home / "kafka-users.json").read_text())
         operator = cluster.auth("operator").env()
         env.update(operator)  # the CLI runs as the operator, and so do this process's own clients
-        saved = {name: os.environ.get(name) for name in operator}
+        saved.update({name: os.environ.get(name) for name in operator})
         os.environ.update(operator)
         print(
             f"\nlocal cluster up in {time.monotonic() - started:.1f} s: Kafka {cluster.bootstrap}, "
@@ -200,7 +201,7 @@ def local_cluster():
         )
         yield cluster
     finally:
-        for name, value in locals().get("saved", {}).items():
+        for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
