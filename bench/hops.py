@@ -35,7 +35,8 @@ from pathlib import Path
 
 import confluent_kafka
 
-from services.common import redis_client
+from services.common import kafka_auth, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.kafka_fetch import take_fetched
 from services.projector.consumer import config as consumer_config
 
@@ -58,7 +59,13 @@ def consumer(bootstrap: str, topic: str, partitions: int, name: str) -> confluen
 def relay(bootstrap: str, source: str, target: str, partitions: int, stop: threading.Event) -> int:
     taker = consumer(bootstrap, source, partitions, "relay")
     sender = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0, "client.id": "plylog-bench-relay"}
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 0,
+            "client.id": "plylog-bench-relay",
+            **kafka_auth.librdkafka(KafkaAuth.from_env()),
+        }
     )
     copied = 0
     try:

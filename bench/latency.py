@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from services.common import redis_client
+from services.common import kafka_auth, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.redis_keys import Keys
 
 from .loadgen import match_key, producer
@@ -67,6 +68,7 @@ async def observe_results(bootstrap: str, topic: str, partitions: int, seen: See
         enable_auto_commit=False,
         fetch_max_wait_ms=5,
         client_id="plylog-bench-observer",
+        **kafka_auth.aiokafka(KafkaAuth.from_env()),
     )
     await consumer.start()
     try:

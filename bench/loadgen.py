@@ -28,6 +28,8 @@ from pathlib import Path
 from aiokafka import AIOKafkaProducer
 
 from games.registry import GAME_MODULES
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import partition_of
 
 from .logs import interleave, random_match
@@ -154,7 +156,7 @@ def _read_cache(path: Path) -> Playouts:
 def producer(bootstrap: str, **overrides) -> AIOKafkaProducer:
     """The bots' producer: a trusted client writing move records (acks from all replicas)."""
     settings = {"bootstrap_servers": bootstrap, "acks": "all", "linger_ms": 0, "client_id": "plylog-bench"}
-    return AIOKafkaProducer(**{**settings, **overrides})
+    return AIOKafkaProducer(**{**settings, **kafka_auth.aiokafka(KafkaAuth.from_env()), **overrides})
 
 
 async def produce_all(bootstrap: str, topic: str, records: Iterable[Record], partitions: int) -> int:

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
+
 SAMPLE_INTERVAL_S = 0.025
 
 
@@ -24,7 +27,11 @@ class EndOffsets:
 
     def __init__(self, bootstrap: str, topic: str, partitions: int):
         self.consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, client_id="plylog-bench-progress"
+            bootstrap_servers=bootstrap,
+            group_id=None,
+            enable_auto_commit=False,
+            client_id="plylog-bench-progress",
+            **kafka_auth.aiokafka(KafkaAuth.from_env()),
         )
         self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
 
@@ -47,6 +54,7 @@ async def count_records(bootstrap: str, topic: str, partitions: int) -> int:
         enable_auto_commit=False,
         client_id="plylog-bench-count",
         auto_offset_reset="earliest",
+        **kafka_auth.aiokafka(KafkaAuth.from_env()),
     )
     await consumer.start()
     try:

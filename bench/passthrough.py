@@ -25,6 +25,9 @@ import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener
 
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
+
 # The rules worker's settings (services/rules/app.py and Faust's defaults).
 BATCH_MAX = 500
 BATCH_WITHIN_MS = 10
@@ -56,6 +59,7 @@ async def pass_through(bootstrap: str, source: str, target: str, group: str, sto
         max_partition_fetch_bytes=1024 * 1024,
         fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
         client_id="plylog-bench-passthrough",
+        **kafka_auth.aiokafka(KafkaAuth.from_env()),
     )
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap,
@@ -63,6 +67,7 @@ async def pass_through(bootstrap: str, source: str, target: str, group: str, sto
         linger_ms=2,
         max_batch_size=256 * 1024,
         client_id="plylog-bench-passthrough",
+        **kafka_auth.aiokafka(KafkaAuth.from_env()),
     )
     consumer.subscribe([source], listener=MarkReady())
     await producer.start()

@@ -31,7 +31,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListen
 
 from games.public import PublicPosition
 from schemas.base import is_match_id
-from services.common import bot_directory, redis_client
+from services.common import bot_directory, kafka_auth, redis_client
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -96,8 +96,9 @@ class BotService:
         topics = self.settings.topics
         self.redis = redis_client.connect_async(self.settings.redis, socket_connect_timeout=5)
         self.projection = Projection(self.redis, self.keys)
+        sasl = kafka_auth.aiokafka(self.settings.kafka_auth)
         self.producer = AIOKafkaProducer(
-            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1
+            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1, **sasl
         )
         self.consumer = consumer = AIOKafkaConsumer(
             bootstrap_servers=self.settings.kafka_bootstrap,
@@ -107,6 +108,7 @@ class BotService:
             auto_offset_reset="earliest",
             fetch_max_wait_ms=50,
             max_poll_interval_ms=600_000,
+            **sasl,
         )
         self.positions = _Positions(self._mark_ready, self._give_up)
         consumer.subscribe([topics.results], listener=self.positions)

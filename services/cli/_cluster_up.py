@@ -44,6 +44,21 @@ def cluster_settings(s: Settings) -> Settings:
     )
 
 
+def ensure_acls(up: _Up, bootstrap_servers: str) -> None:
+    """Every service's ACLs on the installation's topics (kafka_acls.grants); idempotent."""
+    from services.common import kafka_acls
+
+    count = kafka_acls.ensure(bootstrap_servers, up.s.topics, auth=_kafka_cluster.operator_auth(up.s), timeout=60)
+    up.line("acls", f"{count} ACLs for the users {', '.join(kafka_acls.SERVICE_USERS.values())} in place")
+
+
+def service_credentials(s: Settings, service: str) -> dict[str, str]:
+    """The environment that gives a service of the local cluster its own Kafka user."""
+    from services.common import kafka_acls
+
+    return _kafka_cluster.user_auth(s, kafka_acls.SERVICE_USERS[service]).env()
+
+
 def is_cluster_record(name: str) -> bool:
     return name.startswith(("kafka-", "redis-")) and name.rsplit("-", 1)[1].isdigit()
 
@@ -106,7 +121,11 @@ def kafka_cluster(up: _Up) -> None:
     s, nodes = up.s, kafka_nodes(up.s)
     missing = [n for n in nodes if up.existing(n.name) is None]
     if not missing:
-        if kafka_admin.metadata_answers(bootstrap(s), timeout=5) is None:
+        try:
+            operator = _kafka_cluster.operator_auth(s)
+        except SettingsError as error:
+            raise StackError(str(error), "`plylog down --purge`, then `plylog up --cluster`") from None
+        if kafka_admin.metadata_answers(bootstrap(s), timeout=5, auth=operator) is None:
             raise StackError(
                 f"our Kafka cluster runs but does not answer metadata requests at {bootstrap(s)}",
                 "it may still be starting: wait and retry, or `plylog down` then `plylog up --cluster`",
@@ -125,6 +144,7 @@ def kafka_cluster(up: _Up) -> None:
         up.keep(rec, child)
         children[node] = (child, rec, file_size(_kafka_cluster.node_out(s, node)))
         up.line(node.name, f"starting (pid {rec.pid}, {rec.address}) ...")
+    operator = _kafka_cluster.operator_auth(s)
     deadline = time.monotonic() + up.timeout
     waiting = dict(children)
     while waiting:
@@ -139,7 +159,7 @@ def kafka_cluster(up: _Up) -> None:
                     extra_logs=(_kafka_cluster.node_log(s, node),),
                     since={out: since},
                 )
-            if kafka_admin.metadata_answers(node.address, timeout=2) is not None:
+            if kafka_admin.metadata_answers(node.address, timeout=2, auth=operator) is not None:
                 rec.ready_seconds = round(time.monotonic() - t0, 2)
                 up.save(rec)
                 up.line(node.name, f"[green]started[/green] (pid {rec.pid}, ready in {rec.ready_seconds:.1f}s)")
@@ -152,16 +172,17 @@ def kafka_cluster(up: _Up) -> None:
                 log=_kafka_cluster.node_log(s, next(iter(waiting))),
             )
         time.sleep(0.3)
-    _wait_for_brokers(bootstrap(s), len(nodes), up.timeout)
+    _wait_for_brokers(bootstrap(s), len(nodes), up.timeout, operator)
+    up.line("kafka", "SASL/SCRAM-SHA-512 and ACLs on: one Kafka user per service (docs/security/kafka.md)")
 
 
-def _wait_for_brokers(servers: str, count: int, timeout: float) -> None:
+def _wait_for_brokers(servers: str, count: int, timeout: float, auth) -> None:
     """Until the cluster's metadata lists every broker (topics need all three replicas)."""
     from services.common import kafka_admin
 
     deadline = time.monotonic() + timeout
     while True:
-        cluster = kafka_admin.metadata_answers(servers, timeout=3)
+        cluster = kafka_admin.metadata_answers(servers, timeout=3, auth=auth)
         if cluster is not None and len(cluster.get("brokers") or []) >= count:
             return
         if time.monotonic() > deadline:

@@ -6,16 +6,27 @@ Layout per node (N = 1, 2, 3):
   $PLYLOG_HOME/kafka-N/data/                                  (log.dirs, formatted once)
   $PLYLOG_HOME/logs/kafka-N/kafka.log (log4j2), $PLYLOG_HOME/logs/kafka-N.out (JVM output)
   $PLYLOG_HOME/kafka-cluster.id                              (one cluster id for the three)
+  $PLYLOG_HOME/kafka-users.json                              (every Kafka user's password, mode 0600)
+
+Authentication and authorization (docs/security/kafka.md): clients and the brokers among
+themselves use SASL/SCRAM-SHA-512 on the client listener, the controllers SASL/PLAIN on the
+controller listener; the StandardAuthorizer allows only what services/common/kafka_acls.py grants.
+The SCRAM users are written into the metadata when the storage is formatted (`--add-scram`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import subprocess
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 
-from services.common.settings import Settings
+from services.common import kafka_acls
+from services.common.kafka_auth import DEFAULT_MECHANISM, KafkaAuth
+from services.common.settings import Settings, SettingsError
 
 from . import _kafka
 from ._cluster_layout import KafkaNode, voters
@@ -42,6 +53,48 @@ def node_out(s: Settings, node: KafkaNode) -> Path:
     return s.logs_dir / f"{node.name}.out"
 
 
+USERS_FILE = "kafka-users.json"
+
+
+def users_file(s: Settings) -> Path:
+    return s.home / USERS_FILE
+
+
+def passwords(s: Settings, *, make: bool = False) -> dict[str, str]:
+    """{user: password} of the cluster's Kafka users, from $PLYLOG_HOME/kafka-users.json (made once,
+    mode 0600, with `make`). SettingsError when it is missing or does not name every user."""
+    path = users_file(s)
+    wanted = (*kafka_acls.SCRAM_USERS, kafka_acls.CONTROLLER)
+    if make and not path.exists():
+        s.home.mkdir(parents=True, exist_ok=True)
+        made = {user: secrets.token_urlsafe(24) for user in wanted}
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # made by another `plylog up` at the same moment
+        else:
+            with os.fdopen(fd, "w") as out:
+                json.dump(made, out, indent=1)
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise SettingsError(f"cannot read the Kafka users' passwords in {path}: {error}") from None
+    missing = [user for user in wanted if not known.get(user)]
+    if missing:
+        raise SettingsError(f"{path} has no password for {', '.join(missing)}: `plylog down --purge` makes new ones")
+    return known
+
+
+def user_auth(s: Settings, user: str) -> KafkaAuth:
+    """The credentials of one Kafka user of the local cluster."""
+    return KafkaAuth(user, passwords(s)[user], DEFAULT_MECHANISM)
+
+
+def operator_auth(s: Settings) -> KafkaAuth:
+    """The operator's credentials (a super user: topics and ACLs), used by `plylog up --cluster`."""
+    return user_auth(s, kafka_acls.OPERATOR)
+
+
 def cluster_id(s: Settings) -> str:
     path = s.home / "kafka-cluster.id"
     if path.is_file() and path.read_text().strip():
@@ -56,6 +109,8 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
     ndir = node_dir(s, node)
     data = ndir / "data"
     data.mkdir(parents=True, exist_ok=True)
+    ndir.chmod(0o700)  # its server.properties holds the broker's and the controller's passwords
+    users = passwords(s, make=True)
     (s.logs_dir / node.name).mkdir(parents=True, exist_ok=True)
     server, log4j = ndir / "server.properties", ndir / "log4j2.properties"
     src = _kafka.deploy_dir()
@@ -64,12 +119,20 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
         server,
         {
             "NODE_ID": str(node.node_id),
+            "BIND": "127.0.0.1",
+            "HOST": "127.0.0.1",
             "VOTERS": voters(s),
             "KAFKA_PORT": str(node.port),
             "CONTROLLER_PORT": str(node.controller_port),
             "DATA_DIR": str(data),
+            "BROKER_USER": kafka_acls.BROKER,
+            "BROKER_PASSWORD": users[kafka_acls.BROKER],
+            "CONTROLLER_USER": kafka_acls.CONTROLLER,
+            "CONTROLLER_PASSWORD": users[kafka_acls.CONTROLLER],
+            "SUPER_USERS": ";".join(f"User:{user}" for user in kafka_acls.SUPER_USERS),
         },
     )
+    server.chmod(0o600)
     _kafka._render(src / "log4j2.properties", log4j, {"LOG_DIR": str(s.logs_dir / node.name)})
     formatted = ndir / "formatted.json"
     if (data / "meta.properties").is_file():
@@ -78,6 +141,11 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
             raise StackError(
                 f"the Kafka data of {node.name} was formatted for the controllers {info['voters']}, not {voters(s)}",
                 "use the ports it was made with, or `plylog down --purge` (all topics are lost)",
+            )
+        if info.get("auth") != AUTH:
+            raise StackError(
+                f"the Kafka data of {node.name} was formatted without its users (before authentication came)",
+                "`plylog down --purge` and `plylog up --cluster` make a new cluster (all topics are lost)",
             )
         return server
     cid = cluster_id(s)
@@ -97,6 +165,7 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
                 "-c",
                 str(server),
                 "--ignore-formatted",
+                *scram_arguments(users),
             ],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -108,8 +177,41 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
             f"read {log}; `plylog down --purge` wipes the local Kafka data",
             log=log,
         )
-    formatted.write_text(json.dumps({"cluster_id": cid, "voters": voters(s), "kafka": _kafka.kafka_version()}))
+    formatted.write_text(
+        json.dumps({"cluster_id": cid, "voters": voters(s), "kafka": _kafka.kafka_version(), "auth": AUTH})
+    )
     return server
+
+
+AUTH = "scram-users-v1"  # formatted.json's mark: the storage has the users of kafka_acls.SCRAM_USERS
+
+
+def scram_arguments(users: dict[str, str]) -> list[str]:
+    """kafka-storage format's `--add-scram` arguments: every SCRAM user into the first metadata."""
+    args = []
+    for user in kafka_acls.SCRAM_USERS:
+        args += ["--add-scram", f"{DEFAULT_MECHANISM}=[name={user},password={users[user]}]"]
+    return args
+
+
+def use_reader_credentials(env: MutableMapping[str, str]) -> None:
+    """A `plylog` command on the machine of a local cluster reads with the reader's credentials
+    when the environment names no Kafka user (the services get their own from `plylog up`)."""
+    if env.get("PLYLOG_KAFKA_USERNAME"):
+        return
+    home = Path(env["PLYLOG_HOME"]).expanduser() if env.get("PLYLOG_HOME") else None
+    if home is None:
+        from services.common.settings import default_home
+
+        home = default_home()
+    try:
+        stack = json.loads((home / "stack.json").read_text())
+        users = json.loads((home / USERS_FILE).read_text())
+    except (OSError, ValueError):
+        return
+    reader = kafka_acls.SERVICE_USERS["reader"]
+    if stack.get("cluster") and users.get(reader):
+        env.update(KafkaAuth(reader, users[reader]).env())
 
 
 def marker(s: Settings, node: KafkaNode) -> str:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 from kafka import KafkaConsumer, TopicPartition
 
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import Record
 
 from ._errors import CliError
@@ -23,6 +25,7 @@ class TopicReader:
                 enable_auto_commit=False,
                 fetch_max_bytes=32 * 1024 * 1024,
                 request_timeout_ms=self.timeout_ms + 5000,
+                **kafka_auth.kafka_python(KafkaAuth.from_env()),
             )
         except Exception as error:  # noqa: BLE001 - NoBrokersAvailable and friends
             raise CliError(

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from services.cli._errors import CliError
-from services.common.settings import Settings, load, repo_root
+from services.common.settings import Settings, SettingsError, load, repo_root
 
 if TYPE_CHECKING:
     from bench.stack import BenchStack
@@ -164,12 +164,32 @@ def _running_stack(home: Path) -> tuple[str, str, list[str], int] | None:
     except CliError:
         return None
     services = sorted(name for name in stack.get("components", {}) if not is_infra(name))
+    if stack.get("cluster"):
+        _as_operator(home)
     return (
         stack["kafka_bootstrap"],
         stack["redis_url"],
         services,
         int(stack.get("settings", {}).get("replication_factor", 1)),
     )
+
+
+def _as_operator(home: Path) -> None:
+    """On `plylog up --cluster`'s cluster the benchmark makes topics of its own and starts services
+    on them: it, and they, log in to Kafka as the operator (docs/security/kafka.md), unless the
+    environment names a user of its own."""
+    from services.cli import _kafka_cluster
+    from services.common import kafka_acls
+
+    if (
+        os.environ.get("PLYLOG_KAFKA_USERNAME", kafka_acls.SERVICE_USERS["reader"])
+        != kafka_acls.SERVICE_USERS["reader"]
+    ):
+        return
+    try:
+        os.environ.update(_kafka_cluster.operator_auth(Settings.from_env(home=home)).env())
+    except SettingsError as error:
+        raise CliError(f"cannot log in to the local cluster's Kafka: {error}", "") from None
 
 
 @contextlib.contextmanager

@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "services.cli.bench_cmd",  # bench
     "services.cli.bots_cmd",  # bot-eval (offline, through the fold)
     "services.cli.bots_admin",  # bots list|enable|disable
+    "services.cli.kafka_cmd",  # kafka-acls
 ]
 
 app = typer.Typer(
@@ -62,8 +63,10 @@ def _print_error(exc: CliError) -> None:
 
 def main() -> None:
     """Console-script entry point (`plylog = services.cli.main:main`)."""
+    from services.cli._kafka_cluster import use_reader_credentials
     from services.common.settings import SettingsError
 
+    use_reader_credentials(os.environ)  # on a local cluster's machine: read with the reader's user
     try:
         app()
     except CliError as exc:

@@ -35,7 +35,7 @@ from rich.table import Table
 
 from services.common.settings import Settings, SettingsError
 
-from . import _cluster_layout, _cluster_up, _kafka, _redis, _redis_cluster
+from . import _cluster_layout, _cluster_up, _kafka, _kafka_cluster, _redis, _redis_cluster
 from ._proc import ProcRecord, StackError, describe_port_user, file_size, port_free, record_for, stop
 from ._services import SERVICES, ServiceSpec
 
@@ -250,6 +250,11 @@ class _Up:
                     self.preflight()
                     self.redis()
                     self.kafka()
+                    self.line(
+                        "kafka",
+                        "[yellow]open on loopback: no authentication, no ACLs (any process on this machine may "
+                        "write any topic); `plylog up --cluster` turns them on, see docs/security/kafka.md[/yellow]",
+                    )
                     self.follow_running_infra()
                 self.topics()
                 if not self.infra_only:
@@ -420,6 +425,7 @@ class _Up:
 
         s = self.s
         bootstrap = s.kafka_bootstrap if self.cluster else self.records["kafka"].address
+        auth = _kafka_cluster.operator_auth(s) if self.cluster else None
         try:
             status = kafka_admin.ensure_contract_topics(
                 bootstrap,
@@ -429,8 +435,11 @@ class _Up:
                 timeout=60,
                 replication=s.replication_factor,
                 min_insync=s.min_insync_replicas,
+                auth=auth,
             )
-            counts = kafka_admin.partition_counts(bootstrap, s.topics.all())
+            counts = kafka_admin.partition_counts(bootstrap, s.topics.all(), auth=auth)
+            if self.cluster:
+                _cluster_up.ensure_acls(self, bootstrap)
         except kafka_admin.KafkaAdminError as exc:
             raise StackError(
                 f"creating the contract topics failed: {exc}",
@@ -497,6 +506,7 @@ class _Up:
             "PLYLOG_DATA_DIR": str(data_dir),
             "PLYLOG_READY_FILE": str(ready_file),
             "PYTHONUNBUFFERED": "1",
+            **(_cluster_up.service_credentials(s, spec.name) if self.cluster else {}),
         }
         if port is not None:
             env[f"PLYLOG_{spec.name.upper()}_PORT"] = str(port)
@@ -631,6 +641,7 @@ def _down(s: Settings, only: set[str] | None, purge: bool) -> None:
             for node in (*_cluster_layout.kafka_nodes(s), *_cluster_layout.redis_nodes(s)):
                 shutil.rmtree(s.home / node.name, ignore_errors=True)
             (s.home / "kafka-cluster.id").unlink(missing_ok=True)
+            _kafka_cluster.users_file(s).unlink(missing_ok=True)
             (s.home / "stack.json").unlink(missing_ok=True)
             _say(f"purged Kafka data and Redis files under {_rel(s.home)}/ (logs kept)")
 

@@ -4,6 +4,9 @@
     kafka_admin.wait_for_metadata("127.0.0.1:9092", timeout=30)
     kafka_admin.ensure_contract_topics("127.0.0.1:9092", prefix="t1234abcd.", partitions=3)
 
+Every function takes `auth`, the credentials to connect with; None: this process's own, from its
+environment (PLYLOG_KAFKA_USERNAME ..., none on an open broker).
+
 Topics follow the wire contract (docs/contract.md): ``<prefix>moves``, ``<prefix>results``, ``<prefix>outcomes``
 (always ONE partition), ``<prefix>deadletter``; moves is kept forever.
 """
@@ -19,6 +22,8 @@ from dataclasses import dataclass, field
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 from kafka.errors import KafkaError
 
+from . import kafka_auth
+from .kafka_auth import KafkaAuth
 from .settings import DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX, FOREVER, Topics
 
 log = logging.getLogger(__name__)
@@ -75,18 +80,22 @@ def _quiet_kafka_logs() -> Iterator[None]:
         logger.setLevel(old)
 
 
-def admin_client(bootstrap: str, *, timeout: float = 10.0) -> KafkaAdminClient:
+def admin_client(bootstrap: str, *, timeout: float = 10.0, auth: KafkaAuth | None = None) -> KafkaAdminClient:
     """A connected KafkaAdminClient (raises kafka.errors.KafkaError if none answers)."""
     ms = max(1000, int(timeout * 1000))
     return KafkaAdminClient(
-        bootstrap_servers=bootstrap, client_id="plylog-admin", request_timeout_ms=ms, bootstrap_timeout_ms=ms
+        bootstrap_servers=bootstrap,
+        client_id="plylog-admin",
+        request_timeout_ms=ms,
+        bootstrap_timeout_ms=ms,
+        **kafka_auth.kafka_python(auth or KafkaAuth.from_env()),
     )
 
 
 @contextlib.contextmanager
-def admin(bootstrap: str, *, timeout: float = 10.0) -> Iterator[KafkaAdminClient]:
+def admin(bootstrap: str, *, timeout: float = 10.0, auth: KafkaAuth | None = None) -> Iterator[KafkaAdminClient]:
     try:
-        client = admin_client(bootstrap, timeout=timeout)
+        client = admin_client(bootstrap, timeout=timeout, auth=auth)
     except KafkaError as exc:
         raise KafkaAdminError(f"no Kafka broker answers at {bootstrap}: {exc}") from exc
     try:
@@ -96,11 +105,11 @@ def admin(bootstrap: str, *, timeout: float = 10.0) -> Iterator[KafkaAdminClient
             client.close()
 
 
-def metadata_answers(bootstrap: str, *, timeout: float = 2.0) -> dict | None:
+def metadata_answers(bootstrap: str, *, timeout: float = 2.0, auth: KafkaAuth | None = None) -> dict | None:
     """One metadata round trip: the cluster description, or None if no broker answers."""
     with _quiet_kafka_logs():
         try:
-            client = admin_client(bootstrap, timeout=timeout)
+            client = admin_client(bootstrap, timeout=timeout, auth=auth)
         except Exception:  # noqa: BLE001 - any failure means "not ready"
             return None
         try:
@@ -131,7 +140,12 @@ def wait_for_metadata(bootstrap: str, timeout: float = 60.0, *, interval: float 
 
 
 def create_topics(
-    bootstrap: str, specs: Iterable[TopicSpec], *, timeout: float = 30.0, client: KafkaAdminClient | None = None
+    bootstrap: str,
+    specs: Iterable[TopicSpec],
+    *,
+    timeout: float = 30.0,
+    client: KafkaAdminClient | None = None,
+    auth: KafkaAuth | None = None,
 ) -> dict[str, str]:
     """Create topics that do not exist. Returns {name: "created" | "exists"}; waits until
     every topic has a leader for every partition."""
@@ -140,7 +154,7 @@ def create_topics(
         return {}
     with contextlib.ExitStack() as stack:
         if client is None:
-            client = stack.enter_context(admin(bootstrap, timeout=timeout))
+            client = stack.enter_context(admin(bootstrap, timeout=timeout, auth=auth))
         new = [NewTopic(s.name, s.partitions, s.replication, topic_configs=dict(s.configs)) for s in specs]
         try:
             response = client.create_topics(new, timeout_ms=int(timeout * 1000), raise_errors=False)
@@ -206,10 +220,14 @@ def ensure_contract_topics(
     timeout: float = 30.0,
     replication: int = 1,
     min_insync: int = 1,
+    auth: KafkaAuth | None = None,
 ) -> dict[str, str]:
     """Create the four contract topics for `prefix` (those that are missing)."""
     return create_topics(
-        bootstrap, contract_topic_specs(prefix, partitions, retention_ms, replication, min_insync), timeout=timeout
+        bootstrap,
+        contract_topic_specs(prefix, partitions, retention_ms, replication, min_insync),
+        timeout=timeout,
+        auth=auth,
     )
 
 
@@ -220,13 +238,19 @@ TOPICS_SETTLE_S = 15.0
 
 
 def partition_counts(
-    bootstrap: str, names: Iterable[str], *, timeout: float = 10.0, wait_missing: float = 0.0, interval: float = 0.25
+    bootstrap: str,
+    names: Iterable[str],
+    *,
+    timeout: float = 10.0,
+    wait_missing: float = 0.0,
+    interval: float = 0.25,
+    auth: KafkaAuth | None = None,
 ) -> dict[str, int | None]:
     """{topic: number of partitions}, None for a topic that does not exist. With `wait_missing`,
     asks again for up to that many seconds while a topic is missing (services pass TOPICS_SETTLE_S)."""
     names = list(names)
     deadline = time.monotonic() + wait_missing
-    with admin(bootstrap, timeout=timeout) as client:
+    with admin(bootstrap, timeout=timeout, auth=auth) as client:
         while True:
             counts = _partition_counts(client, names)
             missing = [n for n, count in counts.items() if not count]
@@ -239,12 +263,14 @@ def partition_counts(
 # A new broker makes its offsets topic (__consumer_offsets) when a client first asks for a group's
 # coordinator, and answers "coordinator not available" until it has: aiokafka logs that at ERROR,
 # so every fresh stack's rules worker started with an error line that was none (seen on `make run`).
-def wait_for_group_coordinator(bootstrap: str, group: str, *, timeout: float = 30.0, interval: float = 0.1) -> float:
+def wait_for_group_coordinator(
+    bootstrap: str, group: str, *, timeout: float = 30.0, interval: float = 0.1, auth: KafkaAuth | None = None
+) -> float:
     """Ask for `group`'s coordinator until the cluster has one; returns the seconds waited.
     Raises KafkaAdminError when none is there within `timeout` or the broker answers an error that
     asking again cannot mend."""
     started = time.monotonic()
-    with admin(bootstrap, timeout=min(timeout, 10.0)) as client:
+    with admin(bootstrap, timeout=min(timeout, 10.0), auth=auth) as client:
         while True:
             try:
                 client.describe_groups([group])
@@ -268,9 +294,9 @@ def _partition_counts(client: KafkaAdminClient, names: list[str]) -> dict[str, i
     return counts
 
 
-def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0) -> dict[str, str]:
+def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0, auth: KafkaAuth | None = None) -> dict[str, str]:
     """The topic's explicitly set (dynamic) configs, e.g. {"retention.ms": "-1"}."""
-    with admin(bootstrap, timeout=timeout) as client:
+    with admin(bootstrap, timeout=timeout, auth=auth) as client:
         result = client.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])
     if isinstance(result, dict):
         entries = result.get("topic", {}).get(name, {})
@@ -278,14 +304,16 @@ def topic_configs(bootstrap: str, name: str, *, timeout: float = 10.0) -> dict[s
     raise KafkaAdminError(f"unexpected describe_configs answer for {name}: {result!r}")
 
 
-def ensure_topic_configs(bootstrap: str, name: str, wanted: dict[str, str], *, timeout: float = 10.0) -> dict[str, str]:
+def ensure_topic_configs(
+    bootstrap: str, name: str, wanted: dict[str, str], *, timeout: float = 10.0, auth: KafkaAuth | None = None
+) -> dict[str, str]:
     """Set `wanted` on an existing topic where it differs (a topic made by an older version);
     returns what was changed. Kafka's AlterConfigs replaces every dynamic config of the topic, so
     the ones set before and not named here are sent again unchanged."""
-    current = {k: v for k, v in topic_configs(bootstrap, name, timeout=timeout).items() if v is not None}
+    current = {k: v for k, v in topic_configs(bootstrap, name, timeout=timeout, auth=auth).items() if v is not None}
     changed = {k: v for k, v in wanted.items() if current.get(k) != v}
     if changed:
-        with admin(bootstrap, timeout=timeout) as client:
+        with admin(bootstrap, timeout=timeout, auth=auth) as client:
             # raise_on_unknown=False: kafka-python 3 first checks the names against the configs a
             # broker describes, and a broker that does not know a just-made topic yet knows none
             response = client.alter_configs(
@@ -298,12 +326,14 @@ def ensure_topic_configs(bootstrap: str, name: str, wanted: dict[str, str], *, t
     return changed
 
 
-def delete_topics(bootstrap: str, names: Iterable[str], *, timeout: float = 30.0) -> None:
+def delete_topics(
+    bootstrap: str, names: Iterable[str], *, timeout: float = 30.0, auth: KafkaAuth | None = None
+) -> None:
     """Delete topics, ignoring those that do not exist."""
     names = list(names)
     if not names:
         return
-    with admin(bootstrap, timeout=timeout) as client:
+    with admin(bootstrap, timeout=timeout, auth=auth) as client:
         existing = set(client.list_topics())
         doomed = [n for n in names if n in existing]
         if doomed:

@@ -13,6 +13,8 @@ from kafka.partitioner.default import murmur2
 
 from games.fold import Placement, Replayer, Step
 
+from . import kafka_auth
+from .kafka_auth import KafkaAuth
 from .settings import Settings, load
 
 
@@ -25,15 +27,21 @@ class Record:
 
 
 def read_topic(
-    bootstrap: str, topic: str, partitions: list[int] | None = None, timeout_s: float = 30.0
+    bootstrap: str,
+    topic: str,
+    partitions: list[int] | None = None,
+    timeout_s: float = 30.0,
+    auth: KafkaAuth | None = None,
 ) -> list[Record]:
-    """Every record now in `topic` (or in some of its partitions), in offset order per partition."""
+    """Every record now in `topic` (or in some of its partitions), in offset order per partition.
+    `auth` None: this process's credentials (its environment)."""
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         enable_auto_commit=False,
         group_id=None,
         consumer_timeout_ms=int(timeout_s * 1000),
         fetch_max_bytes=32 * 1024 * 1024,
+        **kafka_auth.kafka_python(auth or KafkaAuth.from_env()),
     )
     try:
         available = consumer.partitions_for_topic(topic)
@@ -96,8 +104,10 @@ def placement(topic: str, partition: int, key: bytes | None, partitions: int) ->
     return Placement(topic, partition, partition_of(key or b"", partitions))
 
 
-def partition_count(bootstrap: str, topic: str) -> int:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+def partition_count(bootstrap: str, topic: str, auth: KafkaAuth | None = None) -> int:
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, **kafka_auth.kafka_python(auth or KafkaAuth.from_env())
+    )
     try:
         partitions = consumer.partitions_for_topic(topic)
     finally:

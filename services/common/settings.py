@@ -26,6 +26,10 @@ PLYLOG_OPS_PORT                 (off)        rules worker / projector: port of t
 PLYLOG_OPS_HOST                 127.0.0.1    address that server binds (0.0.0.0 in containers)
 PLYLOG_READY_LAG                1000         /readyz: most records a service may be behind and ready
 KAFKA_BOOTSTRAP_SERVERS         127.0.0.1:<PLYLOG_KAFKA_PORT>   broker(s) to use, comma-separated
+PLYLOG_KAFKA_USERNAME           (none)       this process's Kafka user (SASL/SCRAM over SASL_PLAINTEXT);
+                                             unset: no credentials (the single-node stack's open broker)
+PLYLOG_KAFKA_PASSWORD           (none)       that user's password (required with a username)
+PLYLOG_KAFKA_SASL_MECHANISM     SCRAM-SHA-512  or SCRAM-SHA-256
 REDIS_URL                       redis://127.0.0.1:<PLYLOG_REDIS_PORT>/0
                                              or redis+cluster://host:port[,host:port...] for a
                                              Redis Cluster (any of its nodes; no database number)
@@ -46,6 +50,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+
+from .kafka_auth import KafkaAuth, KafkaAuthError
 
 DEFAULT_KAFKA_PORT = 9092
 DEFAULT_CONTROLLER_PORT = 9093
@@ -226,6 +232,8 @@ class Settings:
     ops_host: str = "127.0.0.1"
     ops_port_base: int = 0  # 0: gateway_port + 100
     ready_lag: int = DEFAULT_READY_LAG
+    #: this process's Kafka credentials (PLYLOG_KAFKA_USERNAME ...); None: an open broker
+    kafka_auth: KafkaAuth | None = field(default=None, compare=False)
     env_kafka_bootstrap: bool = field(default=False, compare=False)
     env_redis_url: bool = field(default=False, compare=False)
 
@@ -292,6 +300,11 @@ class Settings:
         for key, value in overrides.items():
             if value is not None:
                 values[key] = Path(value).resolve() if key == "home" else value
+        if values.get("kafka_auth") is None:
+            try:
+                values["kafka_auth"] = KafkaAuth.from_env(env)
+            except KafkaAuthError as error:
+                raise SettingsError(str(error)) from None
         values["env_kafka_bootstrap"] = bool(values["kafka_bootstrap"])
         values["env_redis_url"] = bool(values["redis_url"])
         s = cls(**values)

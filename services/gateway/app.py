@@ -16,7 +16,8 @@ from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from services.common import heap, redis_client
+from services.common import heap, kafka_auth, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -68,7 +69,7 @@ class Gateway:
         s, c = self.settings, self.config
         self.tokens = SeatTokens(c.secret)
         self.auth = Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt)
-        self.producer = await _start_producer(s.kafka_bootstrap)
+        self.producer = await _start_producer(s.kafka_bootstrap, s.kafka_auth)
         keys = Keys(c.redis_prefix, await _partitions(self.producer, s.topics.moves, s.partitions))
         # Many concurrent actions (a few hundred seat sockets) need more than the pool's 100 connections
         # at once: they wait for one rather than fail with "Redis is unavailable (MaxConnectionsError)".
@@ -84,7 +85,11 @@ class Gateway:
         self.tasks.append(asyncio.create_task(self.hub.run(), name="live-hub"))
         if c.early_results:
             self.feed = ResultsFeed(
-                s.kafka_bootstrap, s.topics.results, self.hub.deliver_early, self.metrics.feed_records.inc
+                s.kafka_bootstrap,
+                s.topics.results,
+                self.hub.deliver_early,
+                self.metrics.feed_records.inc,
+                auth=s.kafka_auth,
             )
             self.feed.start()
             if not await asyncio.to_thread(self.feed.reading.wait, FEED_START_TIMEOUT_S):
@@ -101,6 +106,7 @@ class Gateway:
             self.projection.log_index,
             self.metrics.history_records.inc,
             budget_s=c.work_budget_ms / 1000,
+            auth=s.kafka_auth,
         )
         cluster = redis_client.is_cluster(self.redis)
         self.limiter = RateLimiter(self.redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster)
@@ -152,14 +158,19 @@ class Gateway:
             await self.hub.close()
 
 
-async def _start_producer(bootstrap: str) -> AIOKafkaProducer:
+async def _start_producer(bootstrap: str, auth: KafkaAuth | None = None) -> AIOKafkaProducer:
     """A started producer; retries while the broker is not up yet (e.g. right after `plylog up`)."""
     deadline = asyncio.get_running_loop().time() + PRODUCER_START_TIMEOUT_S
     while True:
         # linger 0: a lone move goes out at once (1 ms of the lone client's ~8 ms was the linger);
         # under load moves still batch, behind the one request aiokafka keeps in flight per broker
         producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap, acks="all", linger_ms=0, enable_idempotence=True, request_timeout_ms=15000
+            bootstrap_servers=bootstrap,
+            acks="all",
+            linger_ms=0,
+            enable_idempotence=True,
+            request_timeout_ms=15000,
+            **kafka_auth.aiokafka(auth),
         )
         try:
             await producer.start()

@@ -36,6 +36,8 @@ from kafka import KafkaConsumer, TopicPartition
 from games.fold import Replayer
 from games.match import MatchState
 from games.timeutil import to_ms
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import Record, partition_of, refold
 from services.common.projection import LogIndex
 
@@ -135,9 +137,11 @@ class MatchHistory:
         index: Callable[[str], Awaitable[LogIndex]],
         read: Callable[[int], None] = lambda count: None,
         budget_s: float = 0.03,
+        auth: KafkaAuth | None = None,
     ):
         self._note_read = read
         self._bootstrap = bootstrap
+        self._auth = auth
         self._topic = topic
         self._index = index
         self._budget_s = budget_s
@@ -262,6 +266,7 @@ class MatchHistory:
                 enable_auto_commit=False,
                 fetch_max_bytes=32 * 1024 * 1024,
                 request_timeout_ms=15000,
+                **kafka_auth.kafka_python(self._auth),
             )
         except Exception as error:
             raise HistoryUnavailable(f"cannot reach the broker at {self._bootstrap}: {error}") from error

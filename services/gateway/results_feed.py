@@ -25,6 +25,8 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.kafka_fetch import take_fetched
 
 log = logging.getLogger("plylog.gateway.feed")
@@ -37,10 +39,16 @@ Deliver = Callable[[list[tuple[bytes, bytes]]], None]
 
 class ResultsFeed:
     def __init__(
-        self, bootstrap: str, topic: str, deliver: Deliver, on_records: Callable[[int], None] = lambda n: None
+        self,
+        bootstrap: str,
+        topic: str,
+        deliver: Deliver,
+        on_records: Callable[[int], None] = lambda n: None,
+        auth: KafkaAuth | None = None,
     ):
         """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs."""
         self._bootstrap, self._topic, self._deliver, self._on_records = bootstrap, topic, deliver, on_records
+        self._auth = auth
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -86,6 +94,7 @@ class ResultsFeed:
                 "client.id": "plylog-gateway-feed",
                 "logger": logging.getLogger("plylog.gateway.feed.kafka"),
                 "error_cb": _log_error,
+                **kafka_auth.librdkafka(self._auth),
             }
         )
 

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.kafka_fetch import take_fetched
 
 log = logging.getLogger("plylog.projector")
@@ -40,9 +42,13 @@ Positions = dict[TopicPartition, int | None]  # next offset to read; None: from 
 FETCH_MAX_WAIT_MS = 50
 
 
-def config(bootstrap: str, group: str | None = None, instance: str | None = None) -> dict:
+def config(
+    bootstrap: str, group: str | None = None, instance: str | None = None, auth: KafkaAuth | None = None
+) -> dict:
+    """The consumer's librdkafka configuration; `auth` None: this process's credentials (environment)."""
     settings = {
         "bootstrap.servers": bootstrap,
+        **kafka_auth.librdkafka(auth or KafkaAuth.from_env()),
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
         "auto.offset.reset": "earliest",
@@ -118,6 +124,9 @@ class Consumer:
 
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._consumer.pause([_native(tp) for tp in partitions])
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        self._consumer.resume([_native(tp) for tp in partitions])
 
     def position(self, tp: TopicPartition) -> int | None:
         """The next offset to read, None before the first record read."""

@@ -31,6 +31,7 @@ VERDICTS = (
     "rated",
     "unrated",
     "outcomes_repeated",
+    "outcomes_refused",
     "unreadable",
     "skipped",
 )
@@ -48,7 +49,8 @@ class ProjectorOps:
         self.verdicts = PromCounter(
             "plylog_projector_results",
             "what applying a record did: applied, stale, "
-            "duplicates, rejected (results); rated, unrated, outcomes_repeated (outcomes); "
+            "duplicates, rejected (results); rated, unrated, outcomes_repeated, outcomes_refused (outcomes: "
+            "refused when it disagrees with the match the projection saw finish, docs/security/kafka.md); "
             "unreadable, skipped",
             ["verdict"],
             registry=r,

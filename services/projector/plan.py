@@ -7,7 +7,9 @@ runs the commands in one atomic script together with the new consumer offsets.
 - An accepted result is applied once per (match_id, seq): only when its seq is newer than the
   stored one (a repeat, a `duplicate` answer or a rejected result changes nothing but is
   still announced on the match's live channel).
-- An outcome is applied once per match_id (the `{p}match:{id}:outcome` key marks it).
+- An outcome is applied once per match_id (the `{p}match:{id}:outcome` key marks it), and only
+  when it agrees with the match the projection saw finish (`refusals`, decided by the runner:
+  see runner.Projection.confirm); one that does not changes nothing and is counted as refused.
 - Every value comes from the records (times from `at`), so a rebuild gives the same bytes.
 """
 
@@ -168,12 +170,15 @@ class _Writes:
     announcements: list[tuple[str, bytes]] = field(default_factory=list)
 
 
-def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) -> Plan:
+def plan(
+    items: Iterable[Item], known: Known, keys: Keys, publish: bool = True, refusals: dict[int, str] | None = None
+) -> Plan:
     """The commands that apply `items` on top of `known`; `known` is updated as it goes. A result's
     keys are tagged with the partition it was read from (its match's home partition), an outcome's
     with {outcomes}: the runner plans and applies one partition at a time, so that every script
-    touches one hash slot."""
-    writes, counts = _Writes(), Counter()
+    touches one hash slot. `refusals`: outcome offset -> why it disagrees with its match ("" or
+    absent: it agrees)."""
+    writes, counts, refusals = _Writes(), Counter(), refusals or {}
     for item in items:
         kind = item.kind
         if kind != "unreadable":
@@ -181,7 +186,8 @@ def plan(items: Iterable[Item], known: Known, keys: Keys, publish: bool = True) 
                 if kind == "result":
                     verdict = _apply_result(writes, item.data, known, keys, item.consumed.partition)
                 else:
-                    verdict = _apply_outcome(writes, item.data, known, keys)
+                    refusal = refusals.get(item.consumed.offset, "")
+                    verdict = _apply_outcome(writes, item.data, known, keys, refusal, item.consumed)
             except Exception as error:  # noqa: BLE001 - a record we cannot use: skip it, never stop on it
                 item = Item(item.consumed, "unreadable", why=f"{type(error).__name__}: {error}")
             else:
@@ -327,8 +333,14 @@ def _day_name(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, tz=UTC).strftime("%Y-%m-%d")
 
 
-def _apply_outcome(w: _Writes, outcome: dict, known: Known, keys: Keys) -> str:
+def _apply_outcome(
+    w: _Writes, outcome: dict, known: Known, keys: Keys, refusal: str = "", consumed: Consumed | None = None
+) -> str:
     match_id, game, players = outcome["match_id"], outcome["game"], outcome["players"]
+    if refusal:  # before the repeat check: a record that disagrees is refused even after the true one
+        where = f"{consumed.topic}[{consumed.partition}]@{consumed.offset}" if consumed else "?"
+        log.warning("refused the outcome %s for match %s (players %s): %s", where, match_id, players, refusal)
+        return "outcomes_refused"
     if match_id in known.outcomes_applied:
         return "outcomes_repeated"
     mark = {
@@ -353,6 +365,37 @@ def _apply_outcome(w: _Writes, outcome: dict, known: Known, keys: Keys) -> str:
         known.standings[(player, game)] = w.standings[(player, game)] = standing
     w.outcomes[match_id] = encoded
     return "rated" if after else "unrated"
+
+
+#: the match hash's fields an outcome is checked against (`disagreement`)
+FINISHED_FIELDS = ("status", "game", "seats", "outcome", "seq")
+
+
+def disagreement(outcome: dict, match: list) -> str:
+    """Why an outcome record disagrees with its match as the projection holds it (HMGET of
+    FINISHED_FIELDS), "" when it agrees: the match finished, in the same game, with the same players
+    in the same seats, the same outcome (winner, reason, scores), the same final seq, and `rated`
+    as the rules say (not aborted, two distinct players). Only a finished match's fields are final."""
+    status, game, seats, finished, seq = (v.decode() if isinstance(v, bytes) else v for v in match)
+    if status is None:
+        return "no such match in the projection"
+    if status != "over":
+        return f"the match is {status}, not over"
+    seats, finished = orjson.loads(seats), orjson.loads(finished) if finished else None
+    aborted = isinstance(finished, dict) and finished.get("reason") == "aborted"
+    should_rate = not aborted and isinstance(seats, list) and len(seats) == 2 and seats[0] != seats[1]
+    differs = [
+        name
+        for name, same in (
+            ("game", outcome["game"] == game),
+            ("players", outcome["players"] == seats),
+            ("outcome", outcome["outcome"] == finished),
+            ("seq", outcome.get("seq") in (None, int(seq or 0))),
+            ("rated", bool(outcome.get("rated")) == should_rate),
+        )
+        if not same
+    ]
+    return f"its {', '.join(differs)} differ from the finished match's" if differs else ""
 
 
 def rated(outcome: dict) -> bool:

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING
 
 import orjson
 import redis
+from confluent_kafka import KafkaException
 
 from services.common import heap
 from services.common.settings import Topics
 
 from .consumer import Consumer, Positions, TopicPartition, config
-from .plan import Consumed, decode, needs, plan
+from .plan import Consumed, Item, decode, disagreement, needs, plan
 from .seqs import KnownSeqs
 from .store import Conflict, Store, offset_field
 
@@ -72,7 +73,19 @@ class Totals:
 
 
 class Projection:
-    """Applies batches for the partitions this worker owns, fenced by the stored offsets."""
+    """Applies batches for the partitions this worker owns, fenced by the stored offsets.
+
+    An outcome is applied only when it agrees with the match the projection saw finish (`confirm`).
+    The outcome and its match's final result are on different topics, read at different paces
+    (maybe by different projectors), so an outcome can come before its result is projected; it
+    then waits, with every outcome after it (ratings are folded in the topic's order): the
+    outcomes partition is `held` at it, and the runner reads it again a moment later. It waits
+    until the match's home results partition is projected up to its `results_end` as it was when
+    the outcome was first seen: the rules worker produces an outcome only once its result is
+    acknowledged, so a true outcome's result is before that offset. If the match has not finished
+    by then, or finished otherwise, the outcome is refused (counted, one log line). A rebuild
+    decides the same: its horizon (the end it rebuilds to) is at or after the live one, and a
+    finished match never changes (docs/security/kafka.md, "Defence in depth")."""
 
     def __init__(self, store: Store, topics: Topics, publish: bool = True):
         self.store = store
@@ -81,6 +94,10 @@ class Projection:
         self.positions: Positions = {}  # next offset as stored (None: none stored)
         self.seqs = KnownSeqs()  # of the partitions owned, what the last batches wrote
         self.totals = Totals()
+        #: results partition -> its end offset now (the runner's consumer, or the end of a rebuild)
+        self.results_end: Callable[[int], int] | None = None
+        self.horizons: dict[int, int] = {}  # outcome offset -> results end when it was first seen
+        self.held: TopicPartition | None = None  # the outcomes partition, when the last apply held it
         #: called with every applied poll's counts and duration (the Prometheus metrics, ops.py)
         self.listeners: list[Callable[[Counter, float], None]] = []
 
@@ -103,6 +120,37 @@ class Projection:
         for tp in partitions:
             if tp.topic == self.topics.results:
                 self.seqs.forget(tp.partition)
+            else:
+                self.horizons.clear()
+
+    def confirm(self, items: list[Item]) -> tuple[dict[int, str], int | None]:
+        """(outcome offset -> why it is refused, for those decided; the index of the first outcome
+        that cannot be decided yet, or None). See the class's docstring for the rule."""
+        outcomes = [(i, item) for i, item in enumerate(items) if item.kind == "outcome"]
+        keys = self.store.keys
+        wanted = [(item.data["match_id"], keys.home(item.data["match_id"])) for _, item in outcomes]
+        refusals: dict[int, str] = {}
+        for (index, item), (stored, fields), (_, partition) in zip(
+            outcomes, self.store.finished(wanted, self.topics.results), wanted, strict=True
+        ):
+            offset = item.consumed.offset
+            why = disagreement(item.data, fields)
+            if not why or fields[0] in (b"over", "over"):
+                refusals[offset] = why  # finished: its fields are final
+                continue
+            horizon = self.horizons.get(offset)
+            if horizon is None:
+                try:
+                    horizon = self.horizons[offset] = self.results_end(partition) if self.results_end else 0
+                except Exception as error:  # noqa: BLE001 - no end known now: wait, ask again later
+                    log.info(
+                        "no end offset of %s[%d] yet (%s); the outcomes wait", self.topics.results, partition, error
+                    )
+                    return refusals, index
+            if (stored or 0) < horizon:
+                return refusals, index  # its result may not be projected yet: wait for it
+            refusals[offset] = f"{why} after {self.topics.results}[{partition}] was projected to offset {horizon}"
+        return refusals, None
 
     def apply(self, polled: dict[TopicPartition, list]) -> Conflict | None:
         """Apply one poll's records (per partition in offset order), one script per partition. None
@@ -110,7 +158,10 @@ class Projection:
         partition written; the partitions before it stay applied: re-own and seek)."""
         started = time.perf_counter()
         counts, commands, applied = Counter(), 0, 0
-        for tp, messages in sorted(polled.items()):  # one script per partition: one hash slot each
+        self.held = None
+        # one script per partition (one hash slot each); the results first, so that an outcome in
+        # the same poll as its match's final result finds it projected and is not held
+        for tp, messages in sorted(polled.items(), key=lambda item: (item[0].topic == self.topics.outcomes, item[0])):
             if tp not in self.positions:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
@@ -129,7 +180,8 @@ class Projection:
             planned, ran, conflict = self._apply_records(records)
             if conflict is not None:
                 return conflict  # what was applied before stays applied, with its offsets
-            counts, commands, applied = counts + planned, commands + ran, applied + len(records)
+            taken = planned["result"] + planned["outcome"] + planned["unreadable"]  # fewer when held
+            counts, commands, applied = counts + planned, commands + ran, applied + taken
         if applied:
             self._count(applied, counts, commands, time.perf_counter() - started)
         return None
@@ -140,11 +192,19 @@ class Projection:
         caught it), the records are applied in halves, down to the one that fails, which is
         skipped (its offset is stored, nothing else) and counted: one bad record never wedges."""
         items = decode(records, self.topics.outcomes)
+        refusals: dict[int, str] = {}
+        if records[0].topic == self.topics.outcomes:
+            refusals, held_at = self.confirm(items)
+            if held_at is not None:
+                self.held = TopicPartition(records[0].topic, records[0].partition)
+                records, items = records[:held_at], items[:held_at]
+                if not records:
+                    return Counter(), 0, None
         wanted = needs(items)
         cached, unknown = self.seqs.split(wanted.matches)
         known = self.store.read_known(replace(wanted, matches=unknown))
         known.seqs.update(cached)
-        batch = plan(items, known, self.store.keys, self.publish)
+        batch = plan(items, known, self.store.keys, self.publish, refusals)
         advances = self._advances(records)
         written = True
         try:
@@ -197,7 +257,7 @@ class Projection:
             listener(counts, took)
         log.info(
             "batch %d: %d results (%d applied, %d stale, %d duplicates, %d rejected), %d outcomes "
-            "(%d rated, %d unrated, %d repeated), %d unreadable, %d skipped -> %d commands in %.1f ms",
+            "(%d rated, %d unrated, %d repeated, %d refused), %d unreadable, %d skipped -> %d commands in %.1f ms",
             t.batches,
             counts["result"],
             counts["applied"],
@@ -208,6 +268,7 @@ class Projection:
             counts["rated"],
             counts["unrated"],
             counts["outcomes_repeated"],
+            counts["outcomes_refused"],
             counts["unreadable"],
             counts["skipped"],
             commands,
@@ -223,6 +284,8 @@ def _describe(positions: Positions) -> str:
 
 
 METRICS_EVERY_S = 5.0
+READER_GROUP = "reader-rebuild"  # catch_up's consumer group, after the topic prefix
+HOLD_S = 0.2  # how soon a held outcome is looked at again (its result is usually a poll behind)
 
 
 def run_group(
@@ -260,16 +323,31 @@ def run_group(
             ops.revoked()
 
     topics = projection.topics
+    projection.results_end = lambda p: consumer.end_offsets([TopicPartition(topics.results, p)])[
+        TopicPartition(topics.results, p)
+    ]
     consumer.subscribe([topics.results, topics.outcomes], assigned, revoked)
     if ops is not None:
         projection.listeners.append(ops.on_batch)
     log.info("consuming %s and %s as %s in group %s", topics.results, topics.outcomes, instance, group)
-    written = 0.0
+    written, held_until = 0.0, None
     try:
         while not stopping:
             polled = consumer.poll(batch, 0.5)
             if polled:
                 _apply_or_resync(projection, consumer, polled, ops)
+            if projection.held is not None:  # read the outcomes again from the held one, in a moment
+                held, projection.held = projection.held, None
+                try:
+                    consumer.pause([held])
+                    consumer.seek({held: projection.positions.get(held)})
+                    held_until = (held, time.monotonic() + HOLD_S)
+                except KafkaException as error:  # revoked meanwhile, say: the stored offsets tell
+                    log.warning("holding %s[%d] failed (%s); resuming from the stored offsets", *held, error)
+                    _resync(projection, consumer)
+            if held_until is not None and time.monotonic() >= held_until[1]:
+                consumer.resume([held_until[0]])
+                held_until = None
             if ops is not None:
                 ops.tick(consumer, projection.positions)
             if metrics_file is not None and time.monotonic() - written > METRICS_EVERY_S:
@@ -328,7 +406,9 @@ def catch_up(
 ) -> Totals:
     """Apply every record from the stored offsets up to the end offsets seen now (no group), or
     up to `until` ({"topic:partition": next offset}, absent = nothing) when given."""
-    consumer = Consumer(config(bootstrap))
+    # assign() only, nothing committed; librdkafka still looks the group up, so it is one the
+    # reader's Kafka user may use (services/common/kafka_acls.py)
+    consumer = Consumer(config(bootstrap, f"{projection.topics.prefix}{READER_GROUP}"))
     try:
         topics = projection.topics
         assigned = []
@@ -341,6 +421,7 @@ def catch_up(
             ends = consumer.end_offsets(assigned)
         else:
             ends = {tp: until.get(offset_field(tp.topic, tp.partition), 0) for tp in assigned}
+        projection.results_end = lambda p: ends[TopicPartition(topics.results, p)]  # the end it rebuilds to
         consumer.assign(projection.own(assigned))
         pending = {tp: end for tp, end in ends.items() if end > (projection.positions[tp] or 0)}
         consumer.pause(tp for tp in assigned if tp not in pending)
@@ -350,6 +431,8 @@ def catch_up(
                 raise TimeoutError(f"no records for {timeout_s:g}s while {len(pending)} partitions are unfinished")
             polled = {tp: [m for m in messages if m.offset < ends[tp]] for tp, messages in polled.items()}
             conflict = projection.apply(polled)
+            if projection.held is not None:  # read again from the held outcome (its results come meanwhile)
+                consumer.seek({projection.held: projection.positions.get(projection.held)})
             if conflict is not None:
                 raise ProjectionMoved(
                     f"the stored offset of {conflict.field} changed to {conflict.stored} "

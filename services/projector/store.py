@@ -17,7 +17,7 @@ import redis
 from services.common import redis_client
 from services.common.redis_keys import OUTCOMES, Keys, Tag
 
-from .plan import Command, Known, Needs, Standing, player_fields
+from .plan import FINISHED_FIELDS, Command, Known, Needs, Standing, player_fields
 
 # KEYS[1] = the offsets hash of the batch's partition (every key the commands name is in its
 # slot). ARGV[1] = n; then n triples (field, expected next offset or "" for none stored, new next
@@ -156,6 +156,21 @@ class Store:
         known.outcomes_applied = {m for m in outcomes if next(answers)}
         known.standings = {ps: Standing.from_values(next(answers)) for ps in standings}
         return known
+
+    def finished(self, matches: list[tuple[str, int]], results_topic: str) -> list[tuple[int | None, list]]:
+        """For each (match id, home partition): (the stored next offset of that results partition,
+        HMGET of the match's FINISHED_FIELDS). Both keys are in the partition's slot and the offset is
+        read first, so the fields are at least as new as the offset says (a finished match's never
+        change again, and stored offsets only grow: what is read stays true)."""
+        if not matches:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for match_id, partition in matches:
+            field = offset_field(results_topic, partition)
+            pipe.hget(self.offsets_key(field), field)
+            pipe.hmget(self.keys.match(match_id, partition), list(FINISHED_FIELDS))
+        answers = iter(pipe.execute())
+        return [(None if (stored := next(answers)) is None else int(stored), next(answers)) for _ in matches]
 
     def apply(self, commands: list[Command], advances: dict[str, tuple[int | None, int]]) -> Conflict | None:
         """Run `commands` and store the new offsets in one script, if the stored offsets are the

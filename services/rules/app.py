@@ -27,7 +27,7 @@ from faust.types import TP
 from mode import CrashingSupervisor
 
 from games.fold import FORGET_FINISHED_AFTER
-from services.common import heap
+from services.common import heap, kafka_auth
 from services.common.settings import Settings, env_number
 
 from . import stop_deadline
@@ -37,7 +37,7 @@ from .faust_fetch import bound_fetch_long_poll, deliver_in_batches, fetch_again
 from .faust_fixes import Linger, MatchTable, TableManager, commit_only_stored_positions
 from .ops import install as install_ops
 from .pipeline import DEPTH, Committer, InFlight, Pending, merged, put_or_fail, take_queued
-from .produce import acknowledged, faust_send, start
+from .produce import acknowledged, faust_send, produce_all, start
 
 log = logging.getLogger("plylog.rules")
 
@@ -75,6 +75,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     app = faust.App(
         topics.rules_group,
         broker=[f"kafka://{server}" for server in settings.kafka_servers],
+        broker_credentials=kafka_auth.faust(settings.kafka_auth),
         store="memory://",
         processing_guarantee="at_least_once",
         topic_partitions=partitions,
@@ -176,8 +177,15 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         while True:
             group = []
             for flight in await take_queued(queue):
-                flight.batch.counts["replaced"] = await acknowledged(send, flight.batch.sends, flight.deliveries)
+                firsts = [out for out in flight.batch.sends if out.kind != "outcomes"]
+                flight.batch.counts["replaced"] = await acknowledged(send, firsts, flight.deliveries)
                 group.append(flight)
+            # An outcome goes out only once its match's final result is acknowledged, so a projector
+            # that sees it knows the result is on plylog.results before the end it reads there now
+            # (the projector's check of outcomes, services/projector/runner.py).
+            outcomes = [out for flight in group for out in flight.batch.sends if out.kind == "outcomes"]
+            if outcomes:
+                group[-1].batch.counts["replaced"] += await produce_all(send, outcomes)
             generation = app.consumer_generation_id
             current = [flight for flight in group if flight.generation == generation]
             for flight in group:
@@ -293,7 +301,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             batch = core.fold_batch(incoming, pending.load(table.get))
             pending.add(number, batch)
             linger.set(BUSY_LINGER_S if len(incoming) + len(buffered) >= BUSY_RECORDS else 0.0)
-            deliveries = await start(send, batch.sends)
+            deliveries = await start(send, [out for out in batch.sends if out.kind != "outcomes"])
             for partition, offset in batch.rewind.items():
                 buffered.discard(TP(topics.moves, partition))  # beyond the gap: they come again
                 await fetch_again(app, TP(topics.moves, partition), offset)

@@ -1,8 +1,10 @@
 """A real local cluster for the fault tests: `plylog up --cluster --infra-only` (three Kafka nodes,
 a Redis Cluster of 3 primaries + 3 replicas) in a temporary PLYLOG_HOME on free ports, started once
-for this package's tests and removed (`plylog down --purge`) after them. Its nodes are killed and restarted by
-the tests the way an operator's would be: SIGKILL a process, `plylog up --cluster --infra-only`
-again to start what is missing.
+for this package's tests and removed (`plylog down --purge`) after them. Kafka authenticates and
+authorizes as in production: the tests' own clients log in as the operator (a super user, through
+this process's environment), each service they start as its own user, under its own ACLs. Its
+nodes are killed and restarted by the tests the way an operator's would be: SIGKILL a process,
+`plylog up --cluster --infra-only` again to start what is missing.
 
 Under CI=true a cluster that cannot start fails the tests; elsewhere they are skipped.
 """
@@ -25,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from services.cli._proc import ProcRecord, port_free
-from services.common import kafka_admin, redis_client
+from services.common import kafka_acls, kafka_admin, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.settings import Topics
 from tests.conftest import CI
 
@@ -60,6 +63,12 @@ class LocalCluster:
     env: dict[str, str]
     bootstrap: str
     redis_url: str
+    users: dict[str, str] | None = None  # Kafka user -> password (PLYLOG_HOME/kafka-users.json)
+
+    def auth(self, service: str) -> KafkaAuth:
+        """The Kafka credentials of a service ("rules", "gateway", ...) or of "operator"."""
+        user = kafka_acls.OPERATOR if service == "operator" else kafka_acls.SERVICE_USERS[service]
+        return KafkaAuth(user, self.users[user])
 
     def plylog(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -121,10 +130,13 @@ class LocalCluster:
         kafka_admin.ensure_contract_topics(
             self.bootstrap, topics.prefix, PARTITIONS, replication=3, min_insync=2, timeout=60
         )
+        kafka_acls.ensure(self.bootstrap, topics)  # what `plylog up --cluster` does for its prefix
         return topics
 
-    def service_env(self, topics: Topics, redis_prefix: str) -> dict[str, str]:
+    def service_env(self, topics: Topics, redis_prefix: str, service: str = "reader") -> dict[str, str]:
+        """A service's environment: these topics, this Redis prefix and the service's Kafka user."""
         return {
+            **self.auth(service).env(),
             "KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
             "REDIS_URL": self.redis_url,
             "PLYLOG_TOPIC_PREFIX": topics.prefix,
@@ -164,9 +176,10 @@ def local_cluster():
         "PYTHONPATH": str(REPO),
         **{k: str(v) for k, v in _free_bases().items()},
     }
-    for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL"):
+    for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "PLYLOG_KAFKA_USERNAME", "PLYLOG_KAFKA_PASSWORD"):
         env.pop(name, None)
     cluster = LocalCluster(home, env, "", "")
+    saved: dict[str, str | None] = {}  # this process's Kafka credentials before the operator's
     started = time.monotonic()
     done = cluster.plylog("up", "--cluster", "--infra-only", "--partitions", str(PARTITIONS))
     try:
@@ -177,12 +190,22 @@ def local_cluster():
             pytest.skip(message)
         stack = json.loads((home / "stack.json").read_text())
         cluster.bootstrap, cluster.redis_url = stack["kafka_bootstrap"], stack["redis_url"]
+        cluster.users = json.loads((home / "kafka-users.json").read_text())
+        operator = cluster.auth("operator").env()
+        env.update(operator)  # the CLI runs as the operator, and so do this process's own clients
+        saved.update({name: os.environ.get(name) for name in operator})
+        os.environ.update(operator)
         print(
             f"\nlocal cluster up in {time.monotonic() - started:.1f} s: Kafka {cluster.bootstrap}, "
             f"Redis {cluster.redis_url}"
         )
         yield cluster
     finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         records = [ProcRecord.from_json(json.loads(f.read_text())) for f in (home / "run").glob("*.json")]
         down = cluster.plylog("down", "--purge")
         left = [f"{rec.name} (pid {rec.pid})" for rec in records if rec.alive()]

@@ -17,19 +17,25 @@ from kafka import KafkaProducer
 
 from bench.procs import Service
 from games.registry import GAME_MODULES
-from services.common import kafka_admin, redis_client
+from services.common import kafka_admin, kafka_auth, redis_client
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Topics
 from services.projector.store import all_stored_offsets, dump
-from tests.integration.harness import mixed_bot_traffic, rules_worker, wait_until_answered
+from tests.integration.harness import (
+    mixed_bot_traffic,
+    rules_worker,
+    wait_until_answered,
+    wait_until_assigned,
+    wait_until_some_answered,
+)
 from tests.integration.test_rules_worker import _wait_for_split, assert_audit_clean
 
 from .conftest import PARTITIONS, LocalCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.cluster, pytest.mark.timeout(900)]
 GAMES = list(GAME_MODULES)
-SESSION_TIMEOUT_S = 10.0  # the rules worker's broker_session_timeout
 FIGURES: dict[str, float] = {}
 
 
@@ -55,6 +61,7 @@ class Sender(threading.Thread):
                 linger_ms=5,
                 delivery_timeout_ms=180_000,
                 request_timeout_ms=20_000,
+                **kafka_auth.kafka_python(KafkaAuth.from_env()),  # the operator's (conftest)
             )
             futures, pace = [], self.seconds / len(self.records)
             started = time.monotonic()
@@ -77,12 +84,12 @@ class Sender(threading.Thread):
 
 
 def workers(cluster: LocalCluster, topics: Topics, home, count: int, first: int = 1) -> list[Service]:
-    env = cluster.service_env(topics, "unused:")
+    env = cluster.service_env(topics, "unused:", "rules")
     return [rules_worker(cluster.bootstrap, topics, home, f"rules-{n}", **env) for n in range(first, first + count)]
 
 
 def projector(cluster: LocalCluster, topics: Topics, home, prefix: str, name: str = "projector-1") -> Service:
-    return Service(name, "services.projector", ("--name", name), cluster.service_env(topics, prefix), home)
+    return Service(name, "services.projector", ("--name", name), cluster.service_env(topics, prefix, "projector"), home)
 
 
 def start_all(*services: Service) -> None:
@@ -154,6 +161,7 @@ def writable_after(cluster: LocalCluster, probe: str, since: float) -> float:
         max_block_ms=3000,
         delivery_timeout_ms=10_000,
         retries=0,
+        **kafka_auth.kafka_python(KafkaAuth.from_env()),
     )
     try:
         deadline = time.monotonic() + 120
@@ -290,8 +298,11 @@ def test_the_redis_primary_holding_most_match_keys_killed_under_load(local_clust
         wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=[worker])
         wait_until_projected(cluster, topics, keys, services=[proj])
         FIGURES["Redis primary kill: projection caught up, from the kill (s)"] = time.monotonic() - killed_at
+        # Behaviour, not log lines (the cluster client's own retry may absorb the failover, and then
+        # the projector logs nothing): it never restarted, its stored offsets reached the end of every
+        # partition (wait_until_projected: nothing left behind), and the projection equals a rebuild
+        # from the topics (rebuild_check: nothing lost, nothing applied twice).
         assert proj.alive and proj.starts == 1, proj.tail()
-        assert "Redis failed during a batch" in proj.log_text() or "resumed at the stored offsets" in proj.log_text()
         client = cluster.redis()
         assert client.zcard(keys.leaderboard("strands", "rating")) > 0  # ratings are part of the check below
         rebuild_check(cluster, topics, keys.prefix)
@@ -370,16 +381,17 @@ def test_a_rules_worker_paused_past_its_session_while_the_others_take_over(local
     pair = workers(cluster, topics, tmp_path, 2)
     try:
         sender = split_under_load(cluster, topics, pair, traffic)
-        pair[0].wait_for_log("batch 2:", timeout=60)
+        wait_until_some_answered(cluster.bootstrap, topics)
         pair[0].pause()
-        time.sleep(SESSION_TIMEOUT_S * 1.6)
+        paused_at = time.monotonic()
+        # the other worker takes every partition once the paused one's session is over
+        wait_until_assigned(pair[1], timeout=120, wanted=list(range(PARTITIONS)))
+        FIGURES["paused worker: the other owns every partition after (s)"] = time.monotonic() - paused_at
         pair[0].resume()
         sender.finish()
         wait_until_answered(cluster.bootstrap, topics, len(traffic), timeout=300, workers=pair)
         for worker in pair:
             assert worker.alive, worker.tail()
-        taken_over = [line for line in pair[1].log_text().splitlines() if "assigned partitions of" in line]
-        assert len(taken_over) >= 2, "the other worker never took the paused one's partitions"
     finally:
         pair[0].resume()
         for worker in pair:

@@ -9,10 +9,14 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import httpx
 import orjson
 from kafka import KafkaProducer
 
 from bench.procs import Service
+from services.cli._proc import free_port
+from services.common import kafka_auth
+from services.common.kafka_auth import KafkaAuth
 from services.common.moves_log import read_topic
 from services.common.settings import Topics
 from tests.schema_check import check_topic_records
@@ -49,12 +53,43 @@ AUDITED: set[str] = set()
 
 def rules_worker(bootstrap: str, topics: Topics, home: Path, name: str = "rules-1", **env: str) -> Service:
     AUDITED.add(topics.prefix)
-    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PLYLOG_TOPIC_PREFIX": topics.prefix, **env}
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        "PLYLOG_TOPIC_PREFIX": topics.prefix,
+        "PLYLOG_OPS_PORT": str(free_port()),
+        **env,
+    }
     return Service(name, "services.rules", ("--name", name), env, home)
 
 
+def assigned_partitions(service: Service) -> list:
+    """The partitions a rules worker or projector owns now, as its ops server's /readyz says
+    (refreshed every second); [] while it does not answer (starting, paused, stopped)."""
+    port = service.env.get("PLYLOG_OPS_PORT")
+    assert port, f"{service.name} has no ops server (PLYLOG_OPS_PORT)"
+    try:
+        answer = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2)
+        return list(answer.json().get("partitions") or [])
+    except (httpx.HTTPError, ValueError):
+        return []
+
+
+def wait_until_assigned(service: Service, timeout: float = 90.0, wanted=None) -> list:
+    """Until the service owns some partitions (or exactly `wanted`); returns them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        owned = assigned_partitions(service)
+        if (owned and wanted is None) or (wanted is not None and sorted(owned) == sorted(wanted)):
+            return owned
+        assert time.monotonic() < deadline, f"{service.name} owns {owned} after {timeout:g} s\n{service.tail()}"
+        time.sleep(0.3)
+
+
 def producer(bootstrap: str) -> KafkaProducer:
-    return KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks="all")  # every write on min.insync.replicas
+    # acks=all: every write on min.insync.replicas; credentials: this process's (none on an open broker)
+    return KafkaProducer(
+        bootstrap_servers=bootstrap, linger_ms=5, acks="all", **kafka_auth.kafka_python(KafkaAuth.from_env())
+    )
 
 
 def produce(
@@ -82,6 +117,14 @@ def answered_sources(bootstrap: str, topics: Topics) -> set[tuple[int, int]]:
     done = {(s["partition"], s["offset"]) for s in sources}
     done |= {(d["partition"], d["offset"]) for d in (orjson.loads(r.value) for r in letters)}
     return done
+
+
+def wait_until_some_answered(bootstrap: str, topics: Topics, at_least: int = 1, timeout: float = 60.0) -> None:
+    """Until the rules workers have answered `at_least` move records (they are at work)."""
+    deadline = time.monotonic() + timeout
+    while len(answered_sources(bootstrap, topics)) < at_least:
+        assert time.monotonic() < deadline, f"fewer than {at_least} moves answered after {timeout:g} s"
+        time.sleep(0.2)
 
 
 def wait_until_answered(

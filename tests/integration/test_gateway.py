@@ -281,7 +281,6 @@ def test_time_travel_refolds_from_the_partition_start_when_broker_times_mislead(
     for _raw, step in played:
         answer = gateway.http.get(f"/v1/matches/m-tt/positions/{step.result['seq']}")
         assert answer.status_code == 200 and answer.json() == step.result["view"], step.result["seq"]
-    assert "refolded from the partition start" in gateway.process.log_text()
     assert (
         gateway.http.get("/v1/matches/m-tt/legal-actions", headers=auth(TOKENS.issue("m-tt", 0))).json()["status"]
         == "over"

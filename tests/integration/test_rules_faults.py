@@ -11,7 +11,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered
+from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered, wait_until_some_answered
 from .test_rules_worker import GAMES, _wait_for_split, assert_audit_clean
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -36,7 +36,7 @@ def test_a_worker_paused_past_its_session_cannot_roll_states_back(kafka_bootstra
             worker.wait_ready()
         _wait_for_split(first, second)
         produce(kafka_bootstrap, topics.moves, traffic[:backlog])
-        first.wait_for_log("batch 2:", timeout=60)
+        wait_until_some_answered(kafka_bootstrap, topics)
         first.pause()  # most likely inside a batch of hundreds of records
         # Moves keep coming while it is paused and after: the second worker stores newer positions
         # after the late writes of the resumed one.

@@ -6,6 +6,7 @@ every result byte for byte). Before that limit a retry is still a duplicate."""
 from __future__ import annotations
 
 import itertools
+import time
 
 import orjson
 import pytest
@@ -59,7 +60,7 @@ def test_a_finished_match_is_forgotten_after_the_limit_and_its_state_deleted(
         worker.wait_ready()
         produce(kafka_bootstrap, topics.moves, traffic)
         wait_until_answered(kafka_bootstrap, topics, len(traffic), timeout=180, workers=[worker])
-        worker.wait_for_log("forgot 1 finished matches", timeout=30)
+        wait_for_forgotten(worker, 1)
     finally:
         worker.stop()
     answers = [
@@ -72,3 +73,22 @@ def test_a_finished_match_is_forgotten_after_the_limit_and_its_state_deleted(
     changelog = [r for r in read_topic(kafka_bootstrap, topics.rules_changelog, [home]) if r.key == match.encode()]
     assert changelog[-1].value is None, "the forgotten match's state was not deleted"
     assert orjson.loads(changelog[-2].value)["finished_in"] == home
+
+
+def wait_for_forgotten(worker, count: int, timeout: float = 30.0) -> None:
+    """Until the worker's totals (metrics.json beside its data, written every 5 s) count `count`
+    forgotten matches: the sweep ran and deleted them."""
+    path = worker.dir / "data" / worker.name / "metrics.json"
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and _totals(path).get("forgotten", 0) >= count):
+        assert time.monotonic() < deadline, (
+            f"the worker forgot fewer than {count} matches in {timeout:g} s\n{worker.tail()}"
+        )
+        time.sleep(0.3)
+
+
+def _totals(path) -> dict:
+    try:
+        return orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError:  # caught while the worker rewrites it
+        return {}

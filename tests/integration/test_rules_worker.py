@@ -25,12 +25,14 @@ from services.common.settings import Settings
 from services.rules.core import DEAD_LETTER_RAW_BYTES
 
 from .harness import (
+    assigned_partitions,
     crash_during,
     keep_topics_for_diagnosis,
     mixed_bot_traffic,
     produce,
     rules_worker,
     wait_until_answered,
+    wait_until_assigned,
 )
 
 pytestmark = pytest.mark.integration
@@ -205,7 +207,6 @@ def test_records_kafka_refuses_for_their_size_never_stop_the_worker(kafka_bootst
     assert first["raw_size"] == 760_000 and first["raw_truncated"] and len(base64.b64decode(first["raw_b64"])) == 65_536
     second = letters[hashlib.sha256(big).hexdigest()]
     assert second["raw_b64"] == "" and second["raw_size"] == 30_000 and "refused by Kafka" in second["error"]
-    assert "Kafka refused a deadletter record" in worker.log_text()
     assert audit(settings_for(kafka_bootstrap, topics)).ok
 
 
@@ -299,8 +300,7 @@ def test_sigkill_three_times_loses_nothing_and_applies_nothing_twice(kafka_boots
         wait_until_answered(kafka_bootstrap, topics, len(traffic), timeout=240, workers=[worker])
     finally:
         worker.stop()
-    assert worker.starts == 4
-    assert "hold no records" not in worker.log_text(), "the worker went on past records it never answered"
+    assert worker.starts == 4  # and no record went unanswered: the audit finds each move's result
     assert_audit_clean(kafka_bootstrap, topics, traffic, worker_home / "kept")
 
 
@@ -342,7 +342,7 @@ def test_two_workers_share_partitions_and_the_survivor_takes_over(kafka_bootstra
     second = rules_worker(kafka_bootstrap, topics, worker_home, "rules-2").start()
     try:
         for worker in (first, second):
-            worker.wait_for_log("assigned partitions of", timeout=90)
+            wait_until_assigned(worker)
         _wait_for_split(first, second)
         sender = threading.Thread(target=produce, args=(kafka_bootstrap, topics.moves, traffic, 12.0 / len(traffic)))
         sender.start()
@@ -360,8 +360,7 @@ def test_two_workers_share_partitions_and_the_survivor_takes_over(kafka_bootstra
 
 
 def _last_assignment(worker) -> list[int]:
-    lines = [line for line in worker.log_text().splitlines() if "assigned partitions of" in line]
-    return orjson.loads(lines[-1].rsplit(": ", 1)[1]) if lines else []
+    return sorted(assigned_partitions(worker))
 
 
 def _wait_for_split(first, second, timeout: float = 90.0) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from services.common import kafka_acls
 from services.common.settings import RedisTarget, Topics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -236,7 +237,7 @@ def test_strimzi_topics_are_the_contract_topics_with_three_replicas():
     assert sum(p["spec"]["replicas"] for p in pools) == 3
 
 
-@pytest.mark.parametrize("path", COMPOSE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in COMPOSE if "cluster" not in p.name], ids=lambda p: p.name)
 def test_compose_topic_init_makes_exactly_the_contract_topics(path):
     command = " ".join(docs(path)[0]["services"]["topic-init"]["command"])
     made = re.findall(r"^\s*t (\w+)\s", command, re.M)
@@ -250,7 +251,12 @@ def test_the_compose_cluster_is_the_layout_of_plylog_up_cluster():
     redis = [n for n in services if re.fullmatch(r"redis-\d", n)]
     assert len(kafka) == 3 and len(redis) == 6
     init = " ".join(services["redis-cluster-init"]["command"])
-    assert "--cluster-replicas 1" in init and "--replication-factor 3" in " ".join(services["topic-init"]["command"])
+    assert "--cluster-replicas 1" in init
+    # the topics and ACLs as `plylog up --cluster` makes them: plylog's own code, as the operator
+    kafka_init = services["kafka-init"]
+    assert kafka_init["command"] == ["python", "-m", "services.cli.main", "kafka-acls", "--topics"]
+    assert kafka_init["environment"]["PLYLOG_KAFKA_USERNAME"] == "plylog-operator"
+    assert kafka_init["environment"]["PLYLOG_REPLICATION_FACTOR"] == "3"
     plylog = {name: s for file, name, s in compose_plylog_services() if file == "docker-compose.cluster.yml"}
     for module in ("services.rules", "services.projector", "services.gateway"):
         assert sum(module_of(s["command"]) == module for s in plylog.values()) == 2, module
@@ -259,6 +265,15 @@ def test_the_compose_cluster_is_the_layout_of_plylog_up_cluster():
     for s in plylog.values():
         assert RedisTarget.parse(s["environment"]["REDIS_URL"]).cluster
         assert len(s["environment"]["KAFKA_BOOTSTRAP_SERVERS"].split(",")) == 3
+    users = {
+        module_of(s["command"]): s["environment"]["PLYLOG_KAFKA_USERNAME"]
+        for s in plylog.values()
+        if module_of(s["command"]) != "services.cli.main"  # kafka-init, the operator (above)
+    }
+    assert users == {f"services.{name}": user for name, user in kafka_acls.SERVICE_USERS.items() if name != "reader"}
+    node = services["kafka-1"]
+    assert "/plylog-kafka/cluster-server.properties" in " ".join(node["command"])  # the same node config
+    assert "--add-scram" in " ".join(node["command"])
 
 
 def test_kubernetes_settings_point_at_the_example_kafka_and_redis_cluster():
@@ -268,3 +283,43 @@ def test_kubernetes_settings_point_at_the_example_kafka_and_redis_cluster():
     kafka = next(doc for _, doc in kubernetes_objects() if doc["kind"] == "Kafka")
     assert config["KAFKA_BOOTSTRAP_SERVERS"].startswith(f"{kafka['metadata']['name']}-kafka-bootstrap")
     assert config["PLYLOG_REPLICATION_FACTOR"] == "3" and config["PLYLOG_MIN_INSYNC_REPLICAS"] == "2"
+
+
+def test_the_strimzi_users_have_exactly_the_acls_plylog_up_cluster_creates():
+    from services.common import kafka_acls
+
+    users = {doc["metadata"]["name"]: doc for _, doc in kubernetes_objects() if doc["kind"] == "KafkaUser"}
+    assert set(users) == set(kafka_acls.SERVICE_USERS.values())
+    expected: dict[str, set] = {user: set() for user in users}
+    for grant in kafka_acls.grants(CONTRACT):
+        pattern = "prefix" if grant.prefixed else "literal"
+        expected[grant.user] |= {(grant.resource, grant.name, pattern, op) for op in grant.operations}
+    for name, doc in users.items():
+        spec = doc["spec"]
+        assert spec["authentication"]["type"] == "scram-sha-512" and spec["authorization"]["type"] == "simple"
+        got = {
+            (acl["resource"]["type"], acl["resource"]["name"], acl["resource"]["patternType"], _upper(op))
+            for acl in spec["authorization"]["acls"]
+            for op in acl["operations"]
+        }
+        assert got == expected[name], name
+    kafka = next(doc for _, doc in kubernetes_objects() if doc["kind"] == "Kafka")["spec"]["kafka"]
+    assert all(listener["authentication"]["type"] == "scram-sha-512" for listener in kafka["listeners"])
+    assert kafka["authorization"]["type"] == "simple"
+
+
+def _upper(strimzi_operation: str) -> str:
+    """Strimzi's DescribeConfigs is Kafka's DESCRIBE_CONFIGS."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", strimzi_operation).upper()
+
+
+def test_each_plylog_pod_logs_in_to_kafka_as_its_own_user():
+    from services.common import kafka_acls
+
+    service_of = {"services.gateway": "gateway", "services.bots": "bots", "services.rules": "rules"}
+    for where, container, env in kubernetes_plylog_containers():
+        service = service_of.get(module_of(container["command"]), "projector")
+        user = kafka_acls.SERVICE_USERS[service]
+        assert env.get("PLYLOG_KAFKA_USERNAME") == user, where
+        password = next(e for e in container["env"] if e["name"] == "PLYLOG_KAFKA_PASSWORD")
+        assert password["valueFrom"]["secretKeyRef"] == {"name": user, "key": "password"}, where

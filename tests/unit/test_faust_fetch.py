@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 
 from faust.types import TP
 
@@ -60,7 +59,7 @@ def test_without_a_counting_fetcher_nothing_is_stale():
     assert not faust_fetch.fetched_before_a_seek(type("Consumer", (), {})())(CHANGELOG)
 
 
-def test_the_drain_drops_changelog_records_fetched_before_their_partition_was_seeked(caplog):
+def test_the_drain_drops_changelog_records_fetched_before_their_partition_was_seeked():
     """The race of the cluster scaling test: records of a changelog partition fetched (as a
     standby, or by the pass before) reached Faust after a recovery seeked the partition back to
     its start; counted as read, they made the recovery skip everything before them."""
@@ -84,11 +83,9 @@ def test_the_drain_drops_changelog_records_fetched_before_their_partition_was_se
         consumer._stopped.stopped = True
         await asyncio.wait_for(task, 5)
 
-    with caplog.at_level(logging.INFO, logger="plylog.rules"):
-        asyncio.run(drain_once())
-    assert consumer.called_back == kept
+    asyncio.run(drain_once())
+    assert consumer.called_back == kept  # the 3 records fetched before the seek are dropped
     assert consumer._read_offset == {CHANGELOG: None, OTHER: 41}  # the seek's position stands
-    assert "dropped 3 record(s) of t.rules-matches-changelog[0] (offsets 936-938)" in caplog.text
 
 
 def test_aiokafka_seeks_through_the_fetchers_seek_to():

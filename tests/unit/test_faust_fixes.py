@@ -384,7 +384,7 @@ async def test_a_recovery_pass_ends_when_the_next_rebalance_revokes(app):
         await recovery._wait(asyncio.sleep(0))
 
 
-async def test_a_partition_taken_over_is_read_from_its_built_start_whatever_was_counted_before(app, caplog):
+async def test_a_partition_taken_over_is_read_from_its_built_start_whatever_was_counted_before(app):
     """A record of an earlier assignment counted as read (the leak the pass above prevents) is
     not where the reading of a partition taken over starts."""
     recovery = await _recovery_of_a_rebalance(app, Recovery)
@@ -401,7 +401,6 @@ async def test_a_partition_taken_over_is_read_from_its_built_start_whatever_was_
     offsets[tp] = 1600  # counted while the seek was prepared
     await recovery._seek_offsets(consumer, {tp, kept}, offsets, "active")
     assert consumer.seeks == {tp: 0, kept: 900}
-    assert caplog.text.count("was counted as read") == 2
 
 
 class _ChangelogTable:
@@ -443,7 +442,7 @@ async def test_a_partition_is_taken_over_until_a_recovery_of_it_completes(app, m
     assert recovery._taken_over == frozenset()
 
 
-async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_cleared(app, caplog):
+async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_cleared(app):
     """Faust's changelog reader goes on while the seek waits for the consumer's thread: a record
     queued before the seek and counted then would make the reading of a partition taken over
     skip what comes before it; the records still queued are from before the seek too."""
@@ -462,7 +461,6 @@ async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_
     consumer = Consumer()
     await recovery._seek_offsets(consumer, {tp}, offsets, "active")
     assert consumer.seeks == {tp: 0} and offsets == {tp: -1} and queue.empty()
-    assert "counted as read while the seek was made" in caplog.text
 
 
 def test_faust_clears_its_changelog_queue_when_the_flow_resumes(app):

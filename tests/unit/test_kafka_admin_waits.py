@@ -27,7 +27,7 @@ class _Admin:
 
 def _with_admin(monkeypatch, errors) -> _Admin:
     client = _Admin(errors)
-    monkeypatch.setattr(kafka_admin, "admin_client", lambda bootstrap, timeout: client)
+    monkeypatch.setattr(kafka_admin, "admin_client", lambda bootstrap, timeout, auth=None: client)
     return client
 
 

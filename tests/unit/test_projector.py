@@ -12,7 +12,18 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.common.redis_keys import Keys
 from services.projector.glicko2 import NEW_PLAYER, Rating, rate, rate_match
-from services.projector.plan import Consumed, Known, Standing, deadline, decode, needs, plan, player_fields, utc_day
+from services.projector.plan import (
+    Consumed,
+    Known,
+    Standing,
+    deadline,
+    decode,
+    disagreement,
+    needs,
+    plan,
+    player_fields,
+    utc_day,
+)
 from tests.support import T0_MS, record
 
 KEYS = Keys("p:")
@@ -327,3 +338,33 @@ def test_take_fetched_waits_for_the_first_record_only():
     assert take_fetched(Consumer(["a", "b"]), 1, 0.2) == ["a"]
     idle = Consumer([])
     assert take_fetched(idle, 10, 0.2) == [] and idle.calls == [("poll", 0.2)]
+
+
+def finished(status="over", game="strands", seats=("alice", "bob"), winner=1, reason="x", seq=9) -> list:
+    """A match hash's FINISHED_FIELDS as HMGET gives them."""
+    if status is None:
+        return [None] * 5
+    done = orjson.dumps({"winner": winner, "reason": reason, "scores": None}) if status == "over" else None
+    return [status.encode(), game.encode(), orjson.dumps(list(seats)), done, str(seq).encode()]
+
+
+def test_an_outcome_agrees_only_with_the_match_it_claims_to_have_finished():
+    claim = orjson.loads(outcome("m1", 1))
+    assert disagreement(claim, finished()) == ""
+    assert disagreement(claim, finished(status=None)) == "no such match in the projection"
+    assert disagreement(claim, finished(status="active")) == "the match is active, not over"
+    assert "outcome" in disagreement(claim, finished(winner=0))
+    assert "players" in disagreement(claim, finished(seats=("alice", "eve")))
+    assert "players" in disagreement(claim, finished(seats=("bob", "alice")))  # seats swapped
+    assert "game" in disagreement(claim, finished(game="mana"))
+    assert "seq" in disagreement(claim, finished(seq=12))
+    assert "rated" in disagreement(claim, finished(reason="aborted"))  # aborted matches are not rated
+    assert disagreement({**claim, "reason": None}, finished()) == ""  # fields the check does not name
+
+
+def test_a_refused_outcome_changes_nothing_and_is_counted_even_after_the_true_one():
+    items = decode(consumed([outcome("a", 1)], topic="t.outcomes"), "t.outcomes")
+    batch = plan(items, Known(), Keys("p:", 4), refusals={0: "no such match in the projection"})
+    assert batch.commands == [] and batch.counts["outcomes_refused"] == 1
+    after = plan(items, Known(outcomes_applied={"a"}), Keys("p:", 4), refusals={0: "its players differ"})
+    assert after.commands == [] and after.counts["outcomes_refused"] == 1

@@ -199,7 +199,7 @@ def test_records_at_or_below_the_stored_position_are_skipped_whatever_they_are()
     assert [s.kind for s in other_partition.sends] == ["deadletter"]
 
 
-def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(caplog):
+def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again():
     core, table = RulesCore(PARTITIONS), Table.answered_up_to(6)
     table[position_key(0)] = b"3"
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
@@ -210,7 +210,6 @@ def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(
     assert batch.rewind == {3: 8} and batch.counts["gaps"] == 1
     assert [orjson.loads(s.value)["source"] for s in batch.sends] == [{"partition": 0, "offset": 4}]
     assert position_key(3) not in batch.writes
-    assert "offsets 8-11 were not delivered before 12; fetching them again" in caplog.text
     table.apply(batch)
     missed = [incoming(record("m1", "bob", {"type": "join"}, n), n) for n in range(8, 12)]
     fetched_again = core.fold_batch([*missed, place], table.get)
@@ -218,7 +217,7 @@ def test_records_beyond_a_gap_are_not_folded_and_the_partition_is_fetched_again(
     assert fetched_again.offsets == {3: (8, 12)} and fetched_again.counts["accepted"] == 1
 
 
-def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
+def test_a_gap_that_fetching_again_confirms_three_times_is_accepted():
     core, table = RulesCore(PARTITIONS), Table.answered_up_to(6)
     table.apply(core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 7)], table.get))
     place = incoming(record("m1", "alice", {"type": "place", "cells": [[1, 0]]}, 1), 12)
@@ -226,10 +225,9 @@ def test_a_gap_that_fetching_again_confirms_three_times_is_accepted(caplog):
         assert core.fold_batch([place], table.get).rewind == {3: 8}
     accepted = core.fold_batch([place], table.get)
     assert accepted.rewind == {} and accepted.counts["accepted"] == 1
-    assert "offsets 8-11 hold no records (fetched 3 times); going on at 12" in caplog.text
 
 
-def test_a_partition_with_no_stored_position_is_read_from_its_first_offset(caplog):
+def test_a_partition_with_no_stored_position_is_read_from_its_first_offset():
     """Seen on the cluster: a worker took over a partition whose paused owner had never stored
     its position, and Faust's fetching began hundreds of records in (it had dropped the records
     fetched before the rebalance and had no committed offset to seek back to). Those moves must
@@ -238,7 +236,6 @@ def test_a_partition_with_no_stored_position_is_read_from_its_first_offset(caplo
     late = incoming(record("m1", "alice", CREATE, 0), 591)
     batch = core.fold_batch([late], table.get)
     assert batch.sends == [] and batch.rewind == {3: 0} and position_key(3) not in batch.writes
-    assert "offsets 0-590 were not delivered before 591; fetching them again" in caplog.text
     first = core.fold_batch([incoming(record("m1", "alice", CREATE, 0), 0)], table.get)
     assert first.rewind == {} and first.counts["accepted"] == 1
 
