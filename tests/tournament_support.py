@@ -1,0 +1,152 @@
+"""A tournament driven through its fold, record by record, for given/when/then and property tests."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+
+from games.timeutil import from_ms
+from games.tournaments import read, standings, step, to_create, wake_at
+from games.tournaments.state import Pairing, TournamentState
+from schemas.tournament import DIRECTOR, TournamentResultRecord
+
+T0 = 1_700_000_000_000  # epoch ms of every test tournament's creation
+START = T0 + 60_000
+
+
+class Tourney:
+    """One tournament: `ok` and `rejected` submit a record and check its result; every record's
+    bytes are kept (`lines`) so the whole tournament can be replayed."""
+
+    def __init__(self, tournament_id: str = "cup") -> None:
+        self.tournament_id = tournament_id
+        self.state: TournamentState | None = None
+        self.lines: list[bytes] = []
+        self.results: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.now = T0
+        self._ids = 0
+
+    # --- records --------------------------------------------------------------------------------
+    def submit(self, actor: str, action: dict[str, Any], at: int | None = None, event_id: str | None = None) -> dict:
+        if at is not None:
+            self.now = at
+        self._ids += 1
+        record = {
+            "v": 1,
+            "event_id": event_id or f"e{self._ids}",
+            "tournament_id": self.tournament_id,
+            "actor": actor,
+            "at": from_ms(self.now),
+            "action": action,
+        }
+        raw = orjson.dumps(record)
+        self.lines.append(raw)
+        taken = step(self.state, read(raw))
+        self.state = taken.state
+        TournamentResultRecord.model_validate(taken.result)  # every result fits the contract
+        self.results.append(taken.result)
+        self.events.extend(taken.result["events"])
+        return taken.result
+
+    def ok(self, actor: str, action: dict[str, Any], at: int | None = None) -> list[dict[str, Any]]:
+        result = self.submit(actor, action, at)
+        assert result["status"] == "accepted", result.get("reason")
+        return result["events"]
+
+    def rejected(self, actor: str, action: dict[str, Any], code: str, at: int | None = None) -> str:
+        result = self.submit(actor, action, at)
+        assert result["status"] == "rejected", f"accepted: {result['events']}"
+        assert result["reason"]["code"] == code, result["reason"]
+        return result["reason"]["message"]
+
+    # --- shortcuts --------------------------------------------------------------------------------
+    def create(self, format_: str, game: str = "strands", creator: str = "director", **settings: Any) -> list:
+        action = {"type": "create", "name": "Test cup", "format": format_, "game": game, "starts_at": from_ms(START)}
+        if format_ == "swiss":
+            settings.setdefault("rounds", 3)
+        if format_ == "arena":
+            settings.setdefault("duration_s", 600)
+        return self.ok(creator, {**action, **settings}, at=T0)
+
+    def register(self, *players: str, ratings: dict[str, int] | None = None, bot: bool = False) -> None:
+        for player in players:
+            action = {"type": "register", "rating": (ratings or {}).get(player, 1500), "bot": bot}
+            if bot:
+                self.ok(DIRECTOR, {**action, "player": player})
+            else:
+                self.ok(player, action)
+
+    def tick(self, at: int | None = None) -> list[dict[str, Any]]:
+        return self.ok(DIRECTOR, {"type": "tick"}, at=at)
+
+    def start(self) -> list[dict[str, Any]]:
+        return self.tick(max(self.now, START))
+
+    def join(self, pairing: Pairing, *players: str) -> None:
+        for player in players or pairing.seats:
+            self.ok(DIRECTOR, {"type": "match_joined", "match_id": pairing.match_id, "player": player})
+
+    def finish(self, pairing: Pairing, winner: str | None, reason: str | None = None) -> list[dict[str, Any]]:
+        """The pairing's match ends: `winner` by player id, None for a draw."""
+        seat = None if winner is None else pairing.seats.index(winner)
+        outcome = {"winner": seat, "reason": reason or ("draw" if seat is None else "largest_group")}
+        action = {"type": "match_ended", "match_id": pairing.match_id, "players": list(pairing.seats)}
+        return self.ok(DIRECTOR, {**action, "outcome": outcome})
+
+    def play(self, pairing: Pairing, winner: str | None) -> list[dict[str, Any]]:
+        self.join(pairing)
+        return self.finish(pairing, winner)
+
+    def pending(self) -> list[Pairing]:
+        return to_create(self.state)
+
+    def board(self, *players: str) -> Pairing:
+        """The pending pairing of these players (in either seat)."""
+        for pairing in self.pending():
+            if set(pairing.seats) == set(players):
+                return pairing
+        raise AssertionError(f"no pending pairing of {players}: {[p.seats for p in self.pending()]}")
+
+    def standings(self) -> list[dict[str, Any]]:
+        return standings(self.state)
+
+    def row(self, player: str) -> dict[str, Any]:
+        return next(r for r in self.standings() if r["player"] == player)
+
+    def wake(self) -> list[dict[str, Any]]:
+        """A tick at the time the state says something is due."""
+        return self.tick(wake_at(self.state))
+
+
+def run_random(
+    tourney: Tourney, rng: random.Random, absent_rate: float = 0.0, withdraw_rate: float = 0.0, limit: int = 4000
+) -> None:
+    """Play a started tournament to its end: each pending match gets a random result, is forfeited by
+    absent players (then the forfeit wait passes), or a random player withdraws."""
+    for _ in range(limit):
+        state = tourney.state
+        if state.status == "over":
+            return
+        tourney.now += 1000
+        pending = tourney.pending()
+        if rng.random() < withdraw_rate and state.active():
+            player = rng.choice(state.active()).player
+            tourney.ok(player, {"type": "withdraw"})
+            continue
+        if not pending:
+            due = wake_at(state)
+            tourney.tick(max(tourney.now, due) if due is not None else tourney.now)
+            continue
+        pairing = rng.choice(pending)
+        present = [p for p in pairing.seats if rng.random() >= absent_rate]
+        if len(present) < 2:
+            if present:
+                tourney.join(pairing, *present)
+            tourney.tick(max(tourney.now, pairing.paired_ms + tourney.state.settings.forfeit_wait_s * 1000))
+            continue
+        tourney.join(pairing)
+        tourney.finish(pairing, rng.choice([*pairing.seats, None]))
+    raise AssertionError("the tournament did not end")
