@@ -263,7 +263,9 @@ class RoundEnded(Strict):
 
 class TournamentEnded(Strict):
     type: Literal["tournament_ended"]
-    reason: Literal["completed", "not_enough_players"]
+    reason: Literal["completed", "exhausted", "not_enough_players"] = Field(
+        description="exhausted: a Swiss ended early, every pairing left would be a rematch"
+    )
     winner: PlayerId | None
     at: Timestamp
 

@@ -121,32 +121,41 @@ class Tourney:
         return self.tick(wake_at(self.state))
 
 
-def run_random(
-    tourney: Tourney, rng: random.Random, absent_rate: float = 0.0, withdraw_rate: float = 0.0, limit: int = 4000
-) -> None:
-    """Play a started tournament to its end: each pending match gets a random result, is forfeited by
-    absent players (then the forfeit wait passes), or a random player withdraws."""
+def run_random(tourney: Tourney, rng: random.Random, leave_rate: float = 0.0, limit: int = 4000) -> None:
+    """Play a started tournament to its end. Each step one of: a pending match gets a random result;
+    its players do not all turn up (the forfeit wait passes); a player withdraws; a player who left
+    comes back; a new player enters (refused where the format has no late entry); time passes."""
+    entered = len(tourney.state.entrants)
     for _ in range(limit):
         state = tourney.state
         if state.status == "over":
             return
         tourney.now += 1000
         pending = tourney.pending()
-        if rng.random() < withdraw_rate and state.active():
-            player = rng.choice(state.active()).player
-            tourney.ok(player, {"type": "withdraw"})
-            continue
-        if not pending:
+        roll = rng.random()
+        if roll < leave_rate / 2 and state.active():
+            tourney.ok(rng.choice(state.active()).player, {"type": "withdraw"})
+        elif roll < leave_rate and any(e.status != "active" for e in state.entrants):
+            tourney.submit(rng.choice([e for e in state.entrants if e.status != "active"]).player, {"type": "register"})
+        elif roll < leave_rate * 1.25:
+            entered += 1
+            tourney.submit(f"late{entered}", {"type": "register", "rating": rng.randint(1000, 2000)})
+        elif not pending:
             due = wake_at(state)
             tourney.tick(max(tourney.now, due) if due is not None else tourney.now)
-            continue
-        pairing = rng.choice(pending)
-        present = [p for p in pairing.seats if rng.random() >= absent_rate]
-        if len(present) < 2:
-            if present:
-                tourney.join(pairing, *present)
-            tourney.tick(max(tourney.now, pairing.paired_ms + tourney.state.settings.forfeit_wait_s * 1000))
-            continue
-        tourney.join(pairing)
-        tourney.finish(pairing, rng.choice([*pairing.seats, None]))
+        elif roll < leave_rate * 2:
+            pairing = rng.choice(pending)
+            for player in pairing.seats:
+                if rng.random() < 0.5:
+                    tourney.submit(DIRECTOR, {"type": "match_joined", "match_id": pairing.match_id, "player": player})
+            deadline = pairing.paired_ms + tourney.state.settings.forfeit_wait_s * 1000
+            tourney.submit(DIRECTOR, {"type": "tick"}, at=max(tourney.now, deadline))  # refused after an arena's end
+        else:  # joins and a result; the last records may come after an arena's end (then refused)
+            pairing = rng.choice(pending)
+            for player in pairing.seats:
+                tourney.submit(DIRECTOR, {"type": "match_joined", "match_id": pairing.match_id, "player": player})
+            seat = rng.choice([0, 1, None])
+            outcome = {"winner": seat, "reason": "draw" if seat is None else "largest_group"}
+            action = {"type": "match_ended", "match_id": pairing.match_id, "players": list(pairing.seats)}
+            tourney.submit(DIRECTOR, {**action, "outcome": outcome})
     raise AssertionError("the tournament did not end")

@@ -4,10 +4,12 @@ The pairing is the best perfect matching (games.tournaments.matching) of the act
 a bye node when their count is odd, under these criteria, most important first (a simplified
 Dutch system, solved globally rather than score group by score group):
 
-1. nobody gets a second bye;
-2. the colour limit: nobody's first-move difference (games in seat 0 minus games in seat 1)
+1. no rematch: two players who were paired before (even by a forfeit) do not meet again. When
+   every pairing of the field has a rematch, the tournament ends (`exhausted`), as Lichess's
+   Swiss does when its pairing engine finds no valid pairing;
+2. nobody gets a second bye (unless only that avoids a rematch: a tiny field);
+3. the colour limit: nobody's first-move difference (games in seat 0 minus games in seat 1)
    goes beyond ±2;
-3. no rematch (two players who were paired before, even by a forfeit, do not meet again);
 4. the bye goes to the lowest-ranked player without one;
 5. the smallest score differences (summed squares, in half points): pairs within score groups;
 6. the most players get the seat their history asks for (fewer games in seat 0, else the other
@@ -43,6 +45,8 @@ class Swiss(RoundBased):
         if len(players) < 2:
             return ended(state, "completed", now_ms, self.winner(state))
         pairs, bye = pair_players(players, state)
+        if any(b in state.opponents(a) for a, b in pairs):  # the best pairing has one: all have
+            return ended(state, "exhausted", now_ms, self.winner(state))
         byes = [(bye, WIN)] if bye is not None else []
         return paired(state, state.round + 1, pairs, now_ms, byes=byes)
 
@@ -82,12 +86,12 @@ class _Context:
     def penalties(self, a: str, b: str) -> tuple[int, ...]:
         if b == BYE:
             entrant = self.by_id[a]
-            return (int(entrant.byes > 0), 0, 0, self.bye_rank.get(a, len(self.by_id)), 0, 0, 0)
+            return (0, int(entrant.byes > 0), 0, self.bye_rank.get(a, len(self.by_id)), 0, 0, 0)
         first, second = self.seats(a, b)
         return (
+            int(b in self.opponents[a]),
             0,
             int(violates_colour_limit(self.by_id[first], self.by_id[second])),
-            int(b in self.opponents[a]),
             0,
             (self.by_id[a].points - self.by_id[b].points) ** 2,
             colour_misses(self.by_id[first], self.by_id[second]),

@@ -75,6 +75,17 @@ def test_swiss_bye_goes_to_the_lowest_ranked_once_and_counts_a_virtual_opponent(
     assert [r["player"] for r in t.standings()] == ["C", "A", "B"]
 
 
+def test_a_swiss_ends_early_when_every_pairing_left_is_a_rematch():
+    t = Tourney()
+    t.create("swiss", rounds=5)
+    t.register("A", "B", "C", ratings=RATED)
+    t.start()
+    for pair in (("A", "B"), ("A", "C"), ("B", "C")):  # each round one plays, one has the bye
+        t.play(t.board(*pair), pair[0])
+    assert t.events[-1] == {"type": "tournament_ended", "reason": "exhausted", "winner": "A", "at": t.events[-1]["at"]}
+    assert [b.player for b in t.state.byes] == ["C", "B", "A"]
+
+
 def test_a_withdrawn_player_forfeits_the_pending_game_and_is_not_paired_again():
     t = Tourney()
     t.create("swiss", rounds=3)

@@ -151,9 +151,9 @@ def test_formats_without_late_entry_close_registration_at_the_start():
 def test_results_for_unknown_or_decided_pairings_are_refused():
     t = Tourney()
     t.create("swiss")
-    t.register("a", "b")
+    t.register("a", "b", "c", "d")
     t.start()
-    [pairing] = t.pending()
+    pairing = t.pending()[0]
     t.rejected(DIRECTOR, {"type": "match_joined", "match_id": "cup-r9b9", "player": "a"}, "unknown_pairing")
     t.rejected(DIRECTOR, {"type": "match_joined", "match_id": pairing.match_id, "player": "z"}, "unknown_pairing")
     outcome = {"winner": 0, "reason": "largest_group"}
