@@ -11,9 +11,11 @@ from games.timeutil import from_ms
 from games.tournaments import read, standings, step, to_create, wake_at
 from games.tournaments.state import Pairing, TournamentState
 from schemas.tournament import DIRECTOR, TournamentResultRecord
+from tests.schema_check import check
 
 T0 = 1_700_000_000_000  # epoch ms of every test tournament's creation
 START = T0 + 60_000
+SCHEMA_CHECKS = 60  # results per tournament also checked by jsonschema (milliseconds each)
 
 
 class Tourney:
@@ -46,7 +48,9 @@ class Tourney:
         self.lines.append(raw)
         taken = step(self.state, read(raw))
         self.state = taken.state
-        TournamentResultRecord.model_validate(taken.result)  # every result fits the contract
+        TournamentResultRecord.model_validate(taken.result)  # every result fits the contract,
+        if len(self.results) < SCHEMA_CHECKS:  # and its exported JSON Schema (slower: the first ones)
+            check("tournament_result", taken.result)
         self.results.append(taken.result)
         self.events.extend(taken.result["events"])
         return taken.result
