@@ -137,7 +137,10 @@ def run_random(tourney: Tourney, rng: random.Random, leave_rate: float = 0.0, li
         tourney.now += 1000
         pending = tourney.pending()
         roll = rng.random()
-        if roll < leave_rate / 2 and state.active():
+        due = wake_at(state)
+        if due is not None and due <= tourney.now:  # the service ticks when something falls due
+            tourney.tick()
+        elif roll < leave_rate / 2 and state.active():
             tourney.ok(rng.choice(state.active()).player, {"type": "withdraw"})
         elif roll < leave_rate and any(e.status != "active" for e in state.entrants):
             tourney.submit(rng.choice([e for e in state.entrants if e.status != "active"]).player, {"type": "register"})
@@ -145,7 +148,6 @@ def run_random(tourney: Tourney, rng: random.Random, leave_rate: float = 0.0, li
             entered += 1
             tourney.submit(f"late{entered}", {"type": "register", "rating": rng.randint(1000, 2000)})
         elif not pending:
-            due = wake_at(state)
             tourney.tick(max(tourney.now, due) if due is not None else tourney.now)
         elif roll < leave_rate * 2:
             pairing = rng.choice(pending)

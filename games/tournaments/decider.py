@@ -1,9 +1,12 @@
 """decide(state, record) -> events, or raise `Rejected`: the tournament decider.
 
-A record's own events come first (a registration, a withdrawal, a result fed back); then, at the
-record's time, whatever has become due, one event at a time, each evolved before the next is
-looked for: the start (or a cancellation when fewer than two have entered), withdrawals decided,
-pairings forfeited, the format's pairings, round ends and the end. Time is the record's `at`,
+First whatever fell due up to the record's time, one event at a time, each evolved before the
+next is looked for: the start (or a cancellation when fewer than two have entered), withdrawals
+decided, pairings forfeited, the format's pairings, round ends and the end. Then the record's own
+events (a registration, a withdrawal, a result fed back), judged against that state (an arena
+result that arrives after the window is refused), and again whatever they made due. A rejected
+record changes nothing: what fell due is decided again by the next record (a tick is never refused
+for what fell due before it). Time is the record's `at`,
 never earlier than the latest event's: nothing here reads a clock or draws a random number.
 """
 
@@ -13,7 +16,7 @@ from typing import Any
 
 from schemas.tournament import DIRECTOR, TournamentRecord
 
-from ..core import Rejected
+from ..core import Rejected, illegal
 from ..registry import get_game
 from ..timeutil import from_ms, to_ms
 from .arena import Arena
@@ -45,10 +48,13 @@ def decide(state: TournamentState | None, record: TournamentRecord) -> list[Even
         raise Rejected("unknown_tournament", "no tournament with this id; create it first")
     if state.status == "over":
         raise Rejected("tournament_over", f"the tournament has ended ({state.end_reason}); no more records")
-    events = _HANDLERS[action.type](state, record, now)
-    for event in events:
+    before, state = advance(state, now)  # what fell due up to the record's time happened first
+    if state.status == "over" and action.type != "tick":
+        raise Rejected("tournament_over", f"the tournament ended ({state.end_reason}) by {record.at}")
+    own = _HANDLERS[action.type](state, record, now)
+    for event in own:
         state = evolve(state, event)
-    return events + advance(state, now)[0]
+    return before + own + advance(state, now)[0]
 
 
 def advance(state: TournamentState, now: int) -> tuple[list[Event], TournamentState]:
@@ -105,6 +111,8 @@ def start_event(state: TournamentState, now: int) -> Event:
 # --- the records ------------------------------------------------------------------------------------
 def _create(record: TournamentRecord, now: int) -> Event:
     settings: dict[str, Any] = record.action.model_dump(mode="json", exclude={"type"})
+    if to_ms(settings["starts_at"]) <= now:
+        raise illegal(f"starts_at {settings['starts_at']} is not after the create ({record.at})")
     # Checked by the game, kept as given: every match's create carries them (a normalised form
     # need not be valid input again, e.g. a Strands layout by name).
     get_game(settings["game"]).normalise_options(settings["options"])

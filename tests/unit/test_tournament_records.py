@@ -48,6 +48,7 @@ def test_create_fills_every_default_and_keeps_the_checked_game_options():
         ({"format": "knockout", "rounds": 3}, "take no rounds"),
         ({"rounds": 3, "max_players": 200}, "at most 128"),
         ({"rounds": 3, "game": "mastermind", "options": {"rounds": 3}}, "rounds must be even"),
+        ({"rounds": 3, "starts_at": from_ms(T0)}, "is not after the create"),
     ],
 )
 def test_create_refuses_settings_that_do_not_fit_the_format_or_the_game(change, words):
@@ -151,6 +152,31 @@ def test_formats_without_late_entry_close_registration_at_the_start():
             t.register("late")
         else:
             t.rejected("late", {"type": "register"}, "registration_closed")
+
+
+def test_what_fell_due_before_a_record_happens_first():
+    t = Tourney()
+    t.create("knockout")
+    t.register("a", "b")
+    # No tick was written at the start time; a late entry stamped after it finds the start done.
+    assert "once started" in t.rejected("late", {"type": "register"}, "registration_closed", at=START + 5)
+    assert t.state.status == "open"  # a rejected record changes nothing: the next record starts it
+    [started, paired] = t.tick()
+    assert started["at"] == paired["at"] == from_ms(START + 5)
+
+
+def test_an_arena_result_after_the_window_is_refused_even_before_the_end_is_recorded():
+    t = Tourney()
+    t.create("arena", duration_s=60)
+    t.register("a", "b")
+    t.start()
+    [pairing] = t.pending()
+    t.join(pairing)
+    outcome = {"winner": 0, "reason": "largest_group"}
+    late = {"type": "match_ended", "match_id": pairing.match_id, "players": list(pairing.seats), "outcome": outcome}
+    assert "ended (completed) by" in t.rejected(DIRECTOR, late, "tournament_over", at=START + 60_000)
+    [ended] = t.tick()  # a tick is never refused for what fell due before it
+    assert ended["type"] == "tournament_ended" and t.row("a")["points"] == 0
 
 
 # --- results fed back ----------------------------------------------------------------------------
