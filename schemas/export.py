@@ -18,6 +18,7 @@ from .catalog import GAME_SCHEMA_MODULES, game_models, game_schema, view_model
 from .game_records import game_records
 from .lifecycle import LIFECYCLE_ACTIONS, LIFECYCLE_EVENTS
 from .records import DeadLetter, MoveRecord, OutcomeRecord, ResultRecord, tagged_union
+from .tournament import TournamentRecord, TournamentResultRecord
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 Mode = Literal["validation", "serialization"]
@@ -27,6 +28,8 @@ RECORDS: dict[str, tuple[type[BaseModel], Mode]] = {
     "move-record": (MoveRecord, "validation"),
     "result-record": (ResultRecord, "serialization"),
     "dead-letter": (DeadLetter, "serialization"),
+    "tournament-record": (TournamentRecord, "validation"),
+    "tournament-result-record": (TournamentResultRecord, "serialization"),
 }
 
 
