@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .core import Frozen
-from .timeutil import from_ms
 
 DAY_MS = 86_400_000
 
@@ -162,31 +161,3 @@ AnyClockState = FischerClock | DaysClock
 def new_clock(clock: dict[str, Any]) -> AnyClockState:
     """The clock a `match_created` event's `clock` describes."""
     return DaysClock.new(clock) if clock.get("kind") == "correspondence" else FischerClock.new(clock)
-
-
-def days_left(clock_view: dict[str, Any], now_ms: int) -> float | None:
-    """Days until the seat to move runs out, from a view's correspondence clock (None: no deadline)."""
-    deadline = clock_view.get("deadline_ms")
-    return None if deadline is None else (deadline - now_ms) / DAY_MS
-
-
-def describe_time(clock_view: dict[str, Any], seat: int, now_ms: int, running: bool) -> str:
-    """A seat's time in words, from a view's clock: `2 days 3 h left`, `on vacation until ...`."""
-    if clock_view.get("kind") != "correspondence":
-        since = clock_view.get("since_ms")
-        left = clock_view["remaining_ms"][seat] - (max(0, now_ms - since) if running and since is not None else 0)
-        return f"{max(0, left) / 1000:.1f} s left" if left > 0 else "time up"
-    until = clock_view["vacation_until_ms"][seat]
-    away = f"on vacation until {from_ms(until)[:16].replace('T', ' ')} UTC; " if until and until > now_ms else ""
-    since = clock_view.get("since_ms")
-    left = clock_view["remaining_ms"][seat] - (max(0, now_ms - since) if running and since is not None else 0)
-    return f"{away}{_days_hours(left)} left" if left > 0 else f"{away}time up"
-
-
-def _days_hours(ms: int) -> str:
-    hours = ms // 3_600_000
-    days, hours = divmod(hours, 24)
-    if days:
-        return f"{days} day{'s' if days != 1 else ''} {hours} h"
-    minutes = (ms // 60_000) % 60
-    return f"{hours} h {minutes} min"
