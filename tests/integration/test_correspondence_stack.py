@@ -6,11 +6,14 @@ one whose seat to move is on vacation."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
+from typer.testing import CliRunner
 
 from games.clocks import DAY_MS
+from services.cli.main import app
 from tests.e2e.gateway_stack import operator, running_stack
 from tests.support import record
 
@@ -85,6 +88,12 @@ def test_the_timekeeper_ends_correspondence_matches_whose_days_ran_out(kafka_boo
         client, keys = stack.redis(), stack.keys
         assert client.zscore(keys.deadlines(keys.home("corr-away")), "corr-away") == clock["deadline_ms"]
         assert away["status"] == "active"  # listed, but not due: the timekeeper left it alone
+        shown = CliRunner().invoke(app, ["show", "corr-away"], env={"PLYLOG_GATEWAY_URL": stack.url})
+        assert shown.exit_code == 0, shown.output
+        assert re.search(
+            r"correspondence, 1 day per move · alice \(seat 0\) to move: 3 days 1[12] h left", shown.output
+        )
+        assert "alice (seat 0) is on vacation until" in shown.output
 
         # Over HTTP: a new correspondence match is listed with its deadline a day from its start.
         created = stack.http.post(
