@@ -12,7 +12,7 @@ starts to run then, and not before.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from .core import Frozen
 
@@ -26,6 +26,9 @@ def _spent(since_ms: int | None, now_ms: int, running: bool) -> int:
 class FischerClock(Frozen):
     """Time per match, plus `increment_ms` after each own action. Its JSON is a match state's
     `clock` as it always was (no `kind`)."""
+
+    #: Whether `charged` needs the seats to move next (games.match computes them only then).
+    needs_next_movers: ClassVar[bool] = False
 
     initial_ms: int
     increment_ms: int
@@ -72,6 +75,8 @@ class DaysClock(Frozen):
     began (the other seat's action, the start, or the end of its vacation); each of its actions
     resets its time to the full days, so unused time is never carried over. A seat on vacation
     (until `vacation_until_ms`) spends no time; its allowance, in whole days, is per match."""
+
+    needs_next_movers: ClassVar[bool] = True
 
     kind: Literal["correspondence"] = "correspondence"
     days_per_move: int

@@ -242,7 +242,9 @@ def _game_action(state: MatchState, player: str, action: dict[str, Any], at: str
     if state.clock is not None and state.clock.left(seat, now, running=True) <= 0:
         raise illegal(f"seat {seat}'s clock ran out; the match ends when the timeout is claimed")
     events, board = game.execute(state.board, seat, parsed, now)
-    clock = None if state.clock is None else state.clock.charged(seat, now, game.to_move(board))
+    clock = state.clock
+    if clock is not None:
+        clock = clock.charged(seat, now, game.to_move(board) if clock.needs_next_movers else ())
     state = state.evolved(board=board, game_actions=state.game_actions + 1, clock=clock)
     outcome = game.outcome(board)
     if outcome is not None:
