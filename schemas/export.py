@@ -17,6 +17,7 @@ from .base import GAME_NAMES
 from .catalog import GAME_SCHEMA_MODULES, game_models, game_schema, view_model
 from .game_records import game_records
 from .lifecycle import LIFECYCLE_ACTIONS, LIFECYCLE_EVENTS
+from .matchmaking import LobbyRecord, LobbyResult
 from .records import DeadLetter, MoveRecord, OutcomeRecord, ResultRecord, tagged_union
 from .tournament import TournamentRecord, TournamentResultRecord
 
@@ -30,6 +31,8 @@ RECORDS: dict[str, tuple[type[BaseModel], Mode]] = {
     "dead-letter": (DeadLetter, "serialization"),
     "tournament-record": (TournamentRecord, "validation"),
     "tournament-result-record": (TournamentResultRecord, "serialization"),
+    "matchmaking/lobby-record": (LobbyRecord, "validation"),
+    "matchmaking/lobby-result": (LobbyResult, "serialization"),
 }
 
 

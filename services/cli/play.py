@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any
 
 import orjson
 import typer
 
+from games.clocks import DaysClock
 from games.match import render
 from games.public import PublicPosition
 
 from ._api import Api
+from ._clock import CLOCK_HELP, days_left_line, parse_clock
 from ._errors import CliError
 from ._identity import credential, save_identity
 from ._ids import checked_match_id
@@ -28,14 +31,8 @@ def _print_json(data: Any) -> None:
     typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
-def _parse_clock(text: str | None) -> dict[str, float] | None:
-    if text is None:
-        return None
-    initial, _, increment = text.partition("+")
-    try:
-        return {"initial_s": float(initial), "increment_s": float(increment or 0)}
-    except ValueError:
-        raise CliError(f"--clock {text!r} is not SECONDS[+INCREMENT]", "e.g. --clock 300+5") from None
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def login(
@@ -77,7 +74,10 @@ def new(
         "--vs",
         help="Your opponent (you take seat 0): a player id, or a bot, e.g. bot:mcts-2 (`plylog bots list`).",
     ),
-    clock: str | None = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
+    clock: str | None = typer.Option(None, "--clock", help=CLOCK_HELP),
+    vacation_days: int | None = typer.Option(
+        None, "--vacation-days", help="Correspondence clocks: vacation days each player may take (default 7)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
     """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
@@ -93,8 +93,9 @@ def new(
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
     body = {"game": game, "seats": seats, "options": parse_options(option)}
-    if clock:
-        body["clock"] = _parse_clock(clock)
+    parsed_clock = parse_clock(clock, vacation_days)
+    if parsed_clock:
+        body["clock"] = parsed_clock
     answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)
     if as_json:
         _print_json(answer)
@@ -172,7 +173,10 @@ def show(
     entries = api.call("GET", f"/v1/matches/{match}/events")["results"]
     if at is not None and not 1 <= at <= len(entries):
         raise CliError(f"{match} has positions 1..{len(entries)}, not {at}")
-    typer.echo(render(PublicPosition.from_log(entries, at).state))
+    state = PublicPosition.from_log(entries, at).state
+    typer.echo(render(state))
+    if at is None and isinstance(state.clock, DaysClock):
+        typer.echo(days_left_line(api.call("GET", f"/v1/matches/{match}"), _now_ms()))
 
 
 def watch(
@@ -226,6 +230,9 @@ class _PlaySession:
                 continue
             if self.position.seq != shown:
                 typer.echo("\n" + render(state))
+                line = days_left_line(self.view, _now_ms())
+                if line:
+                    typer.echo(line)
                 shown = self.position.seq
             if state.status == "over":
                 return

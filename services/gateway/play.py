@@ -25,7 +25,7 @@ from games.match import check_action
 from games.match import create_match as rules_create
 from games.registry import get_game
 from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
-from schemas.lifecycle import Clock
+from schemas.lifecycle import AnyClock
 from services.common import bot_directory
 
 from .app import Gateway
@@ -58,7 +58,9 @@ class NewMatch(Body):
         "player (the seat is reserved for them; they join it)",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="the game's options (rules/<game>.md)")
-    clock: Clock | None = None
+    clock: AnyClock | None = Field(
+        default=None, description="a Fischer clock, or a correspondence clock (docs/correspondence.md)"
+    )
     match_id: MatchId | None = Field(default=None, description="omitted: a new random id")
     creator: PlayerId | None = Field(
         default=None, description="operator only: who creates it (default: the credential's player)"
