@@ -45,7 +45,7 @@ def _matching(count: int, table: dict[tuple[int, int], Penalties]) -> list[tuple
     if not table:
         return None
     weights = lexicographic_weights(table, count // 2)
-    graph = nx.Graph()
+    graph: nx.Graph[int] = nx.Graph()
     graph.add_nodes_from(range(count))
     graph.add_weighted_edges_from((i, j, weights[i, j]) for i, j in table)
     matching = nx.max_weight_matching(graph, maxcardinality=True)
