@@ -9,13 +9,13 @@ so the fold never reads a rating store.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, StrictInt, model_validator
 
 from .base import Event, EventId, GameName, MatchId, PlayerId, Seat, Strict, Timestamp, Version
 from .lifecycle import AnyClock
-from .records import Source, tagged_union
+from .records import Source
 
 #: The player id of the matchmaker service: it sends the ticks and creates the matches it makes.
 MATCHMAKER = "plylog-matchmaker"
@@ -94,8 +94,11 @@ class Tick(Strict):
     type: Literal["tick"]
 
 
-LOBBY_ACTIONS = (Seek, AcceptSeek, CancelSeek, JoinPool, LeavePool, Tick)
-LobbyAction = tagged_union(LOBBY_ACTIONS, "type")
+# One of the actions, told apart by `type`: a static Union, so that mypy and pydantic read the same type.
+LobbyAction: TypeAlias = Annotated[
+    Seek | AcceptSeek | CancelSeek | JoinPool | LeavePool | Tick, Field(discriminator="type")
+]
+LOBBY_ACTIONS: tuple[type[Strict], ...] = get_args(get_args(LobbyAction)[0])
 
 
 class LobbyRecord(Strict):
@@ -183,8 +186,10 @@ class MatchMade(Event):
     at: Timestamp
 
 
-LOBBY_EVENTS = (SeekOpened, SeekAccepted, SeekClosed, PoolJoined, PoolLeft, MatchMade)
-LobbyEvent = tagged_union(LOBBY_EVENTS, "type")
+LobbyEvent: TypeAlias = Annotated[
+    SeekOpened | SeekAccepted | SeekClosed | PoolJoined | PoolLeft | MatchMade, Field(discriminator="type")
+]
+LOBBY_EVENTS: tuple[type[Event], ...] = get_args(get_args(LobbyEvent)[0])
 
 LobbyRejectionCode = Literal[
     "malformed",

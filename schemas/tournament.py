@@ -8,13 +8,13 @@ random; ties are broken by rating, then player id.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, StrictBool, StrictInt, StringConstraints
 
 from .base import EventId, GameName, MatchId, PlayerId, Seat, Strict, Timestamp, Version
 from .lifecycle import Clock, Outcome
-from .records import Source, tagged_union
+from .records import Source
 
 #: Tournament ids: the match id alphabet, shorter, so the ids of its matches (`<id>-r<round>b<board>`,
 #: and `g<game>` for a replay) and of their create records (`<match id>:create`) fit their grammars.
@@ -140,8 +140,11 @@ class MatchEnded(Strict):
     aborted_by: PlayerId | None = Field(default=None, description="who aborted, for an `aborted` outcome")
 
 
-TOURNAMENT_ACTIONS = (CreateTournament, Register, Withdraw, Start, Tick, MatchJoined, MatchEnded)
-TournamentAction = tagged_union(TOURNAMENT_ACTIONS, "type")
+# One of the actions, told apart by `type`: a static Union, so that mypy and pydantic read the same type.
+TournamentAction: TypeAlias = Annotated[
+    CreateTournament | Register | Withdraw | Start | Tick | MatchJoined | MatchEnded, Field(discriminator="type")
+]
+TOURNAMENT_ACTIONS: tuple[type[Strict], ...] = get_args(get_args(TournamentAction)[0])
 
 
 class TournamentRecord(Strict):
@@ -270,18 +273,19 @@ class TournamentEnded(Strict):
     at: Timestamp
 
 
-TOURNAMENT_EVENTS = (
-    TournamentCreated,
-    PlayerRegistered,
-    PlayerWithdrew,
-    TournamentStarted,
-    RoundPaired,
-    PairingJoined,
-    PairingDecided,
-    RoundEnded,
-    TournamentEnded,
-)
-TournamentEvent = tagged_union(TOURNAMENT_EVENTS, "type")
+TournamentEvent: TypeAlias = Annotated[
+    TournamentCreated
+    | PlayerRegistered
+    | PlayerWithdrew
+    | TournamentStarted
+    | RoundPaired
+    | PairingJoined
+    | PairingDecided
+    | RoundEnded
+    | TournamentEnded,
+    Field(discriminator="type"),
+]
+TOURNAMENT_EVENTS: tuple[type[Strict], ...] = get_args(get_args(TournamentEvent)[0])
 
 
 # --- results ----------------------------------------------------------------------------------------
