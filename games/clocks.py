@@ -12,7 +12,7 @@ starts to run then, and not before.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from .core import Frozen
 
@@ -156,7 +156,10 @@ class DaysClock(Frozen):
         }
 
 
-def _with(pair: tuple, seat: int, value: Any) -> tuple:
+T = TypeVar("T")
+
+
+def _with(pair: tuple[T, T], seat: int, value: T) -> tuple[T, T]:
     return (value, pair[1]) if seat == 0 else (pair[0], value)
 
 

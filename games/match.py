@@ -224,17 +224,21 @@ def _claim_timeout(
                 *_end(state, {"winner": 1 - seat, "reason": "timeout", "scores": state.rules.scores(state.board)}, at),
                 None,
             )
-    raise Rejected("not_timed_out", why_not_timed_out(state, now, at))
+    raise Rejected("not_timed_out", why_not_timed_out(state.clock, state.to_move(), now, at))
 
 
-def _vacation(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _vacation(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     if state.status == "waiting":
         raise illegal("the match has not started; a vacation pauses a running clock")
     event = take_vacation(state, _own_seat(state, player), action, at)
     return [event], evolve(state, event), None
 
 
-def _end_vacation(state: MatchState, player: str, action: dict[str, Any], at: str):
+def _end_vacation(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
     _only_type(action)
     if state.status == "waiting":
         raise illegal("the match has not started; nobody is on vacation")

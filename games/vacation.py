@@ -6,13 +6,14 @@ not begun. A vacation that runs to its end ends without an event: from then the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from schemas.lifecycle import Vacation
 
-from .clocks import DAY_MS, DaysClock
+from .clocks import DAY_MS, AnyClockState, DaysClock
 from .core import Event, Rejected, describe_validation_error, illegal
 from .timeutil import from_ms, to_ms
 
@@ -71,11 +72,10 @@ def evolve_vacation(state: MatchState, event: Event) -> MatchState:
     return state.evolved(clock=clock)
 
 
-def why_not_timed_out(state: MatchState, now: int, at: str) -> str:
-    """The message of a claim_timeout refused because the seat to move still has time."""
-    clock = state.clock
+def why_not_timed_out(clock: AnyClockState, to_move: Iterable[int], now: int, at: str) -> str:
+    """The message of a claim_timeout refused because the seats to move still have time on `clock`."""
     parts = []
-    for seat in state.to_move():
+    for seat in to_move:
         left = clock.left(seat, now, running=True)
         until = clock.paused(seat, now)
         if until is not None:

@@ -59,7 +59,9 @@ def _duration(ms: int) -> str:
 def days_left_line(view: dict[str, Any] | None, now_ms: int) -> str | None:
     """`correspondence, 3 days per move: alice (seat 0) to move, 2 days 4 h left (until ...)`, with
     who is on vacation; None unless the view has a correspondence clock."""
-    clock = (view or {}).get("clock") or {}
+    if not view:
+        return None
+    clock = view.get("clock") or {}
     if clock.get("kind") != "correspondence":
         return None
     parts = [f"correspondence, {clock['days_per_move']} day{'s' if clock['days_per_move'] != 1 else ''} per move"]
