@@ -12,10 +12,21 @@ A rejected record changes nothing, not even the expiries of step 1 (the next acc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
+from typing import Any, assert_never
 
-from schemas.matchmaking import MATCHMAKER, AcceptSeek, CancelSeek, JoinPool, LeavePool, LobbyRecord, Seek, Tick
+from schemas.matchmaking import (
+    MATCHMAKER,
+    AcceptSeek,
+    CancelSeek,
+    JoinPool,
+    LeavePool,
+    LobbyAction,
+    LobbyRecord,
+    Seek,
+    Tick,
+)
 
 from ..core import Event, Rejected
 from ..registry import get_game
@@ -47,7 +58,7 @@ def _decide(lobby: Lobby, record: LobbyRecord) -> list[Event]:
         raise Rejected("not_matchmaker", f"only {MATCHMAKER} sends ticks")
     events = _expired(lobby, now, at)
     lobby = apply(lobby, events)
-    own = ACTIONS[type(action)](lobby, record, now, at)
+    own = _own(lobby, record, action, now, at)
     lobby = apply(lobby, own)
     return [*events, *own, *_pairings(lobby, now, at)]
 
@@ -85,8 +96,26 @@ def _expiry(ttl_s: int | None, now: int) -> str:
 
 
 # --- the actions ----------------------------------------------------------------------------------------
-def _seek(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
-    action: Seek = record.action
+def _own(lobby: Lobby, record: LobbyRecord, action: LobbyAction, now: int, at: str) -> list[Event]:
+    """The events of the record's own `action`, by its type."""
+    match action:
+        case Seek():
+            return _seek(lobby, record, action, now, at)
+        case AcceptSeek():
+            return _accept(lobby, record, action, at)
+        case CancelSeek():
+            return _cancel(lobby, record, action, at)
+        case JoinPool():
+            return _join(lobby, record, action, now, at)
+        case LeavePool():
+            return _leave(lobby, record, at)
+        case Tick():
+            return []
+        case _:  # mypy checks that the cases above cover LobbyAction
+            assert_never(action)
+
+
+def _seek(lobby: Lobby, record: LobbyRecord, action: Seek, now: int, at: str) -> list[Event]:
     mine = sum(1 for seek in lobby.seeks if seek.player == record.player)
     if mine >= rules.MAX_SEEKS_PER_PLAYER:
         raise Rejected("too_many_seeks", f"{record.player!r} has {mine} open seeks, the most a player may have")
@@ -123,8 +152,7 @@ def _open_seek(lobby: Lobby, seek_id: str) -> OpenSeek:
     return seek
 
 
-def _accept(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
-    action: AcceptSeek = record.action
+def _accept(lobby: Lobby, record: LobbyRecord, action: AcceptSeek, at: str) -> list[Event]:
     seek = _open_seek(lobby, action.seek_id)
     if seek.player == record.player:
         raise Rejected("own_seek", f"{seek.seek_id} is {record.player!r}'s own seek; cancel it instead")
@@ -142,16 +170,14 @@ def _accept(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]
     return [{**accepted, "at": at}, made]
 
 
-def _cancel(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
-    action: CancelSeek = record.action
+def _cancel(lobby: Lobby, record: LobbyRecord, action: CancelSeek, at: str) -> list[Event]:
     seek = _open_seek(lobby, action.seek_id)
     if seek.player != record.player:
         raise Rejected("not_yours", f"{seek.seek_id} is {seek.player!r}'s seek; only they may cancel it")
     return [{"type": "seek_closed", "seek_id": seek.seek_id, "reason": "cancelled", "at": at}]
 
 
-def _join(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
-    action: JoinPool = record.action
+def _join(lobby: Lobby, record: LobbyRecord, action: JoinPool, now: int, at: str) -> list[Event]:
     waiting = lobby.entry_of(record.player)
     if waiting is not None:
         since = from_ms(waiting.joined_ms)
@@ -181,25 +207,18 @@ def _join(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
     ]
 
 
-def _leave(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
+def _leave(lobby: Lobby, record: LobbyRecord, at: str) -> list[Event]:
     entry = lobby.entry_of(record.player)
     if entry is None:
         raise Rejected("not_waiting", f"{record.player!r} waits in no pool")
     return [_left(entry, "left", at)]
 
 
-def _tick(lobby: Lobby, record: LobbyRecord, now: int, at: str) -> list[Event]:
-    return []
-
-
-ACTIONS = {Seek: _seek, AcceptSeek: _accept, CancelSeek: _cancel, JoinPool: _join, LeavePool: _leave, Tick: _tick}
-
-
 # --- pairings ---------------------------------------------------------------------------------------------
 def _made(
     match: str,
     via: str,
-    players: list[tuple[str, int | None]],
+    players: Sequence[tuple[str, int | None]],
     game: str,
     options: dict[str, Any],
     clock: dict[str, Any] | None,
@@ -240,8 +259,11 @@ def _pairings(lobby: Lobby, now: int, at: str) -> list[Event]:
             events.append(_from_pool(pair.first, pair.second, pair.window, at))
             paired.update((pair.first.entry_id, pair.second.entry_id))
     for entry in lobby.waiting:
-        if entry.bot is not None and entry.entry_id not in paired and now - entry.joined_ms >= entry.bot_after_ms:
-            events.append(_with_bot(entry, at))
+        if entry.bot is None or entry.entry_id in paired:
+            continue
+        assert entry.bot_after_ms is not None, "an entry with a bot has its wait (JoinPool takes both or neither)"
+        if now - entry.joined_ms >= entry.bot_after_ms:
+            events.append(_with_bot(entry, entry.bot, at))
     return events
 
 
@@ -262,9 +284,10 @@ def _from_pool(first: PoolEntry, second: PoolEntry, window: int, at: str) -> Eve
     )
 
 
-def _with_bot(entry: PoolEntry, at: str) -> Event:
-    match = rules.match_id("bot", entry.entry_id, entry.bot)
-    players: list[tuple[str, int | None]] = [(entry.player, entry.rating), (entry.bot, None)]
+def _with_bot(entry: PoolEntry, bot: str, at: str) -> Event:
+    """The match of `entry` against its `bot`."""
+    match = rules.match_id("bot", entry.entry_id, bot)
+    players: list[tuple[str, int | None]] = [(entry.player, entry.rating), (bot, None)]
     entries: list[str | None] = [entry.entry_id, None]
     if rules.first_seat_of(match) == 1:
         players.reverse()

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from schemas.base import MAX_RECORD_BYTES
 from schemas.matchmaking import MATCHMAKER, LobbyRecord
 
-from ..core import Rejected, describe_validation_error
+from ..core import Event, Rejected, describe_validation_error
 from ..timeutil import to_ms
 from . import rules
 from .decide import apply, decide
@@ -65,7 +65,7 @@ def read(raw: bytes | str) -> LobbyRecord | Unreadable:
         return Unreadable("malformed", describe_validation_error(error, "lobby record"), at=at, **ids)
 
 
-def step(lobby: Lobby, record: LobbyRecord | Unreadable, source: dict | None = None) -> LobbyStep:
+def step(lobby: Lobby, record: LobbyRecord | Unreadable, source: dict[str, Any] | None = None) -> LobbyStep:
     """Fold one record into the lobby."""
     if isinstance(record, Unreadable):
         return LobbyStep(lobby, _result(record, "rejected", [], source, reason=(record.code, record.message)))
@@ -106,8 +106,8 @@ def create_record(made: dict[str, Any]) -> dict[str, Any]:
 def _result(
     record: LobbyRecord | Unreadable,
     status: str,
-    events: list,
-    source: dict | None,
+    events: list[Event],
+    source: dict[str, Any] | None,
     duplicate: bool = False,
     reason: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -132,7 +132,7 @@ class Matchmaker:
     def __init__(self, lobby: Lobby | None = None) -> None:
         self.lobby = lobby or Lobby()
 
-    def feed(self, raw: bytes | str, source: dict | None = None) -> LobbyStep:
+    def feed(self, raw: bytes | str, source: dict[str, Any] | None = None) -> LobbyStep:
         taken = step(self.lobby, read(raw), source)
         self.lobby = taken.lobby
         return taken

@@ -57,10 +57,12 @@ def _nearest_fit(entries: Sequence[PoolEntry], windows: list[int], free: list[tu
     while True:
         to_left = rating - free[left][0] if left >= 0 else None
         to_right = free[right][0] - rating if right < len(free) else None
-        if to_left is None and to_right is None:
+        if to_left is not None and (to_right is None or to_left <= to_right):
+            go_left, distance, j = True, to_left, free[left][1]
+        elif to_right is not None:
+            go_left, distance, j = False, to_right, free[right][1]
+        else:
             break
-        go_left = to_right is None or (to_left is not None and to_left <= to_right)
-        distance, j = (to_left, free[left][1]) if go_left else (to_right, free[right][1])
         if distance > reach or (best is not None and distance > best[0]):
             break
         if distance <= windows[j] and entries[j].player != entries[i].player and (best is None or (distance, j) < best):
