@@ -19,6 +19,7 @@ tournament ends: games still running do not count (as on Lichess).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from .formats import Event, Format, ended, paired
@@ -34,11 +35,13 @@ class Arena(Format):
     late_entry: ClassVar[bool] = True
 
     def ends_ms(self, state: TournamentState) -> int:
-        return state.started_ms + state.settings.duration_s * 1000
+        duration_s = state.settings.duration_s
+        assert duration_s is not None, "an arena has its duration (Format.check refuses one without)"
+        return _started_ms(state) + duration_s * 1000
 
     def next_wave_ms(self, state: TournamentState) -> int:
         if not state.pairings:
-            return state.started_ms
+            return _started_ms(state)
         return state.pairings[-1].paired_ms + state.settings.pairing_interval_s * 1000
 
     def wake_at(self, state: TournamentState) -> int | None:
@@ -59,7 +62,7 @@ class Arena(Format):
     ) -> tuple[tuple[int, int], list[int] | None]:
         points, streaks = [LOSS, LOSS], [0, 0]
         for seat, player in enumerate(pairing.seats):
-            streak = state.entrant(player).streak
+            streak = state.known_entrant(player).streak
             double = 2 if streak >= STREAK_FROM else 1
             if how != "played":  # a forfeit: a flat win, or a loss that ends the streak
                 points[seat], streaks[seat] = (WIN, streak) if winner == seat else (LOSS, 0)
@@ -68,6 +71,11 @@ class Arena(Format):
             elif winner is None:
                 points[seat], streaks[seat] = DRAW * double, 0
         return (points[0], points[1]), streaks
+
+
+def _started_ms(state: TournamentState) -> int:
+    assert state.started_ms is not None, "an arena is asked for its times only once started"
+    return state.started_ms
 
 
 def wave(state: TournamentState) -> list[tuple[str, str]]:
@@ -114,8 +122,8 @@ def pair_free(state: TournamentState, free: list[Entrant]) -> list[tuple[str, st
 
     waiting = sorted(free, key=lambda e: (-freed_ms(state, e.player), -rank[e.player]))
     players = [e.player for e in free if len(free) % 2 == 0 or e is not waiting[0]]
-    pairs = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
-    pairs = _repaired(pairs, rematch, rank)
+    neighbours = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
+    pairs = _repaired(neighbours, rematch, rank)
     if pairs is None:  # no repair keeps the waiter and avoids rematches: decide over everyone
         wait_rank = {e.player: i for i, e in enumerate(waiting)}
 
@@ -129,7 +137,9 @@ def pair_free(state: TournamentState, free: list[Entrant]) -> list[tuple[str, st
     return [colour_order(by_id[a], by_id[b], parity=rank[a]) for a, b in pairs]
 
 
-def _repaired(pairs: list[tuple[str, str]], rematch, rank: dict[str, int]) -> list[tuple[str, str]] | None:
+def _repaired(
+    pairs: list[tuple[str, str]], rematch: Callable[[str, str], bool], rank: dict[str, int]
+) -> list[tuple[str, str]] | None:
     """The neighbour pairs with each stretch around an immediate rematch re-paired by the best
     matching of its players (closest in rank, no rematch); the stretch grows (2, 4, 8, ... pairs
     either side) until no rematch is left, or None when even all of them cannot avoid one."""

@@ -12,9 +12,20 @@ never earlier than the latest event's: nothing here reads a clock or draws a ran
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, assert_never
 
-from schemas.tournament import DIRECTOR, TournamentRecord
+from schemas.tournament import (
+    DIRECTOR,
+    CreateTournament,
+    MatchEnded,
+    MatchJoined,
+    Register,
+    Start,
+    Tick,
+    TournamentRecord,
+    Withdraw,
+)
 
 from ..core import Rejected, illegal
 from ..registry import get_game
@@ -43,7 +54,7 @@ def decide(state: TournamentState | None, record: TournamentRecord) -> list[Even
     if action.type == "create":
         if state is not None:
             raise Rejected("tournament_exists", f"tournament {state.tournament_id!r} already exists")
-        return [_create(record, now)]
+        return [_create(record, action, now)]
     if state is None:
         raise Rejected("unknown_tournament", "no tournament with this id; create it first")
     if state.status == "over":
@@ -51,7 +62,7 @@ def decide(state: TournamentState | None, record: TournamentRecord) -> list[Even
     before, state = advance(state, now)  # what fell due up to the record's time happened first
     if state.status == "over" and action.type != "tick":
         raise Rejected("tournament_over", f"the tournament ended ({state.end_reason}) by {record.at}")
-    own = _HANDLERS[action.type](state, record, now)
+    own = _own(state, record, action, now)
     for event in own:
         state = evolve(state, event)
     return before + own + advance(state, now)[0]
@@ -59,7 +70,7 @@ def decide(state: TournamentState | None, record: TournamentRecord) -> list[Even
 
 def advance(state: TournamentState, now: int) -> tuple[list[Event], TournamentState]:
     """Every event due at `now`, and the state after them."""
-    events = []
+    events: list[Event] = []
     for _ in range(MAX_DUE_EVENTS):
         event = due(state, now)
         if event is None:
@@ -75,7 +86,7 @@ def due(state: TournamentState, now: int) -> Event | None:
     if state.status == "over":
         return None
     for pairing in state.pending():
-        left = [p for p in pairing.seats if state.entrant(p).status != "active"]
+        left = [p for p in pairing.seats if state.known_entrant(p).status != "active"]
         if left:
             return _decided(state, pairing, _other_seat(pairing, left), "withdrawal", "withdrew", now)
     wait = state.settings.forfeit_wait_s * 1000
@@ -109,8 +120,33 @@ def start_event(state: TournamentState, now: int) -> Event:
 
 
 # --- the records ------------------------------------------------------------------------------------
-def _create(record: TournamentRecord, now: int) -> Event:
-    settings: dict[str, Any] = record.action.model_dump(mode="json", exclude={"type"})
+def _own(
+    state: TournamentState,
+    record: TournamentRecord,
+    action: Register | Withdraw | Start | Tick | MatchJoined | MatchEnded,
+    now: int,
+) -> list[Event]:
+    """The events of the record's own `action`, by its type (a create is decided before: it has no state)."""
+    match action:
+        case Register():
+            return _register(state, record, action, now)
+        case Withdraw():
+            return _withdraw(state, record, action, now)
+        case Start():
+            return _start(state, record, now)
+        case Tick():
+            _check_director(record, "tick")
+            return []
+        case MatchJoined():
+            return _match_joined(state, record, action)
+        case MatchEnded():
+            return _match_ended(state, record, action, now)
+        case _:  # mypy checks that the cases above cover every action but create
+            assert_never(action)
+
+
+def _create(record: TournamentRecord, action: CreateTournament, now: int) -> Event:
+    settings: dict[str, Any] = action.model_dump(mode="json", exclude={"type"})
     if to_ms(settings["starts_at"]) <= now:
         raise illegal(f"starts_at {settings['starts_at']} is not after the create ({record.at})")
     # Checked by the game, kept as given: every match's create carries them (a normalised form
@@ -126,8 +162,7 @@ def _create(record: TournamentRecord, now: int) -> Event:
     }
 
 
-def _register(state: TournamentState, record: TournamentRecord, now: int) -> list[Event]:
-    action = record.action
+def _register(state: TournamentState, record: TournamentRecord, action: Register, now: int) -> list[Event]:
     player = action.player or record.actor
     _check_acts_for(state, record.actor, player, "register")
     if action.bot and not state.settings.bots_allowed:
@@ -144,8 +179,8 @@ def _register(state: TournamentState, record: TournamentRecord, now: int) -> lis
     ]
 
 
-def _withdraw(state: TournamentState, record: TournamentRecord, now: int) -> list[Event]:
-    player = record.action.player or record.actor
+def _withdraw(state: TournamentState, record: TournamentRecord, action: Withdraw, now: int) -> list[Event]:
+    player = action.player or record.actor
     _check_acts_for(state, record.actor, player, "withdraw")
     entrant = state.entrant(player)
     if entrant is None or entrant.status != "active":
@@ -161,14 +196,8 @@ def _start(state: TournamentState, record: TournamentRecord, now: int) -> list[E
     return [start_event(state, now)]
 
 
-def _tick(state: TournamentState, record: TournamentRecord, now: int) -> list[Event]:
-    _check_director(record, "tick")
-    return []
-
-
-def _match_joined(state: TournamentState, record: TournamentRecord, now: int) -> list[Event]:
+def _match_joined(state: TournamentState, record: TournamentRecord, action: MatchJoined) -> list[Event]:
     _check_director(record, "match_joined")
-    action = record.action
     pairing = _pending_pairing(state, action.match_id)
     if action.player not in pairing.seats:
         raise Rejected("unknown_pairing", f"{action.player!r} is not paired in match {action.match_id!r}")
@@ -177,9 +206,8 @@ def _match_joined(state: TournamentState, record: TournamentRecord, now: int) ->
     return [{"type": "pairing_joined", "match_id": action.match_id, "player": action.player}]
 
 
-def _match_ended(state: TournamentState, record: TournamentRecord, now: int) -> list[Event]:
+def _match_ended(state: TournamentState, record: TournamentRecord, action: MatchEnded, now: int) -> list[Event]:
     _check_director(record, "match_ended")
-    action = record.action
     pairing = _pending_pairing(state, action.match_id)
     for seat, player in enumerate(action.players):
         if player is not None and player != pairing.seats[seat]:
@@ -202,7 +230,7 @@ def _decided(
     how: str,
     reason: str,
     now: int,
-    absent: list[str] = (),
+    absent: Sequence[str] = (),
 ) -> Event:
     points, streaks = format_of(state).points(state, pairing, winner, how)
     event: Event = {
@@ -247,13 +275,3 @@ def _check_acts_for(state: TournamentState, actor: str, player: str, what: str) 
 def _check_director(record: TournamentRecord, what: str) -> None:
     if record.actor != DIRECTOR:
         raise Rejected("forbidden", f"only the tournament service ({DIRECTOR}) writes {what} records")
-
-
-_HANDLERS = {
-    "register": _register,
-    "withdraw": _withdraw,
-    "start": _start,
-    "tick": _tick,
-    "match_joined": _match_joined,
-    "match_ended": _match_ended,
-}

@@ -69,7 +69,7 @@ def _paired(state: TournamentState, event: Event) -> TournamentState:
     )
     byes = tuple(Bye(round=event["round"], player=b["player"], points=b["points"]) for b in event["byes"])
     for bye in byes:
-        entrant = state.entrant(bye.player)
+        entrant = state.known_entrant(bye.player)
         state = _with_entrant(state, bye.player, points=entrant.points + bye.points, byes=entrant.byes + 1)
     new_round = event["round"] > state.round
     return state.evolved(
@@ -81,12 +81,12 @@ def _paired(state: TournamentState, event: Event) -> TournamentState:
 
 
 def _joined(state: TournamentState, event: Event) -> TournamentState:
-    pairing = state.pairing(event["match_id"])
+    pairing = state.known_pairing(event["match_id"])
     return _with_pairing(state, pairing.evolved(joined=(*pairing.joined, event["player"])))
 
 
 def _decided(state: TournamentState, event: Event) -> TournamentState:
-    pairing = state.pairing(event["match_id"])
+    pairing = state.known_pairing(event["match_id"])
     decision = Decision(
         winner=event["winner"],
         how=event["how"],
@@ -97,7 +97,7 @@ def _decided(state: TournamentState, event: Event) -> TournamentState:
     state = _with_pairing(state, pairing.evolved(decided=decision))
     streaks = event.get("streaks")
     for seat, player in enumerate(pairing.seats):
-        entrant = state.entrant(player)
+        entrant = state.known_entrant(player)
         changes: dict[str, Any] = {"points": entrant.points + decision.points[seat]}
         if decision.how == "played":
             changes["seats"] = entrant.seats + str(seat)

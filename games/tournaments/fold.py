@@ -17,7 +17,7 @@ from schemas.tournament import TournamentRecord
 from ..core import Rejected, describe_validation_error
 from ..fold import DIGEST_CHARS, ID_MEMORY, id_digest, remembered_at
 from .decider import decide
-from .evolve import evolve
+from .evolve import Event, evolve
 from .state import TournamentState
 
 
@@ -67,14 +67,15 @@ def _short(value: Any) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= 64 else None
 
 
-def step(state: TournamentState | None, record: TournamentRecord | Unreadable, source: dict | None = None) -> Step:
+def step(
+    state: TournamentState | None, record: TournamentRecord | Unreadable, source: dict[str, Any] | None = None
+) -> Step:
     """Fold one record into its tournament (`state`: the record's tournament, None if none yet)."""
     if isinstance(record, Unreadable):
         return Step(state, _result(record.ids, "rejected", _seq(state), [], source, (record.code, record.message)))
     ids = {"event_id": record.event_id, "tournament_id": record.tournament_id, "actor": record.actor, "at": record.at}
     digest = id_digest(record.actor, record.event_id)
-    remembered = remembered_at(state.recent_ids, digest) if state is not None else None
-    if remembered is not None:
+    if state is not None and (remembered := remembered_at(state.recent_ids, digest)) is not None:
         first_seq = state.seq - len(state.recent_ids) // DIGEST_CHARS + 1 + remembered
         return Step(state, _result(ids, "accepted", first_seq, [], source, duplicate=True))
     try:
@@ -83,6 +84,7 @@ def step(state: TournamentState | None, record: TournamentRecord | Unreadable, s
         return Step(state, _result(ids, "rejected", _seq(state), [], source, (rejection.code, rejection.message)))
     for event in events:
         state = evolve(state, event)
+    assert state is not None, "a record accepted without a tournament is its create, which makes it"
     recent = (state.recent_ids + digest)[-ID_MEMORY * DIGEST_CHARS :]
     state = state.evolved(seq=state.seq + 1, recent_ids=recent)
     return Step(state, _result(ids, "accepted", state.seq, events, source), changed=True)
@@ -106,8 +108,8 @@ def _result(
     ids: dict[str, Any],
     status: str,
     seq: int,
-    events: list,
-    source: dict | None,
+    events: list[Event],
+    source: dict[str, Any] | None,
     reason: tuple[str, str] | None = None,
     duplicate: bool = False,
 ) -> dict[str, Any]:

@@ -4,6 +4,7 @@ handles records, withdrawals and forfeits, which are the same for every format."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..core import illegal
@@ -58,7 +59,7 @@ def paired(
     round_: int,
     seats: list[tuple[str, str]],
     now_ms: int,
-    byes: list[tuple[str, int]] = (),
+    byes: Sequence[tuple[str, int]] = (),
     boards: list[int] | None = None,
     game: int = 1,
 ) -> Event:

@@ -39,12 +39,14 @@ class Knockout(RoundBased):
         for board in range(1, len(slots) // 2 + 1):
             a, b = (self._present(state, slots[2 * board - 2]), self._present(state, slots[2 * board - 1]))
             if a is not None and b is not None:
-                first, second = state.entrant(a), state.entrant(b)
+                first, second = state.known_entrant(a), state.known_entrant(b)
                 higher_first = state.seed_of(a) < state.seed_of(b)
                 pairs.append(colour_order(first, second, higher_first))
                 boards.append(board)
-            elif a is not None or b is not None:
-                byes.append((a or b, 0))
+            elif a is not None:
+                byes.append((a, 0))
+            elif b is not None:
+                byes.append((b, 0))
         return paired(state, round_, pairs, now_ms, byes=byes, boards=boards)
 
     def follow_up(self, state: TournamentState, now_ms: int) -> Event | None:
@@ -93,6 +95,7 @@ class Knockout(RoundBased):
     @staticmethod
     def _advancing(state: TournamentState, pairing: Pairing) -> str | None:
         decided = pairing.decided
+        assert decided is not None, "a round ends once each of its pairings is decided"
         if decided.winner is not None:
             return pairing.seats[decided.winner]
         if decided.how == "played":  # drawn, replays used up: the higher seed

@@ -56,9 +56,11 @@ class RoundRobin(RoundBased):
         pairs, boards, byes = [], [], []
         for board, (first, second) in enumerate(berger_round(len(numbered), round_), start=1):
             seat0, seat1 = numbered[first - 1], numbered[second - 1]
-            if seat0 is None or seat1 is None:
-                byes.append((seat0 or seat1, 0))
-            else:
+            if seat0 is not None and seat1 is not None:
                 pairs.append((seat0, seat1))
                 boards.append(board)
+            elif seat0 is not None:  # the other is the empty slot of an odd field: a bye
+                byes.append((seat0, 0))
+            elif seat1 is not None:
+                byes.append((seat1, 0))
         return paired(state, round_, pairs, now_ms, byes=byes, boards=boards)

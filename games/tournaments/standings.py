@@ -93,6 +93,7 @@ def _row(state: TournamentState, entrant: Entrant, breaks: dict[str, tuple[int, 
 
 def _tally_key(pairing: Pairing, player: str) -> str:
     decided = pairing.decided
+    assert decided is not None, "only decided pairings are tallied"
     seat = pairing.seats.index(player)
     if decided.how != "played":
         return "forfeits_won" if decided.winner == seat else "forfeits_lost"

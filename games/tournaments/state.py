@@ -132,6 +132,13 @@ class TournamentState(Frozen):
                 return entrant
         return None
 
+    def known_entrant(self, player: str) -> Entrant:
+        """The entrant `player`, who the caller knows has entered (paired, given a bye, seeded)."""
+        entrant = self.entrant(player)
+        if entrant is None:
+            raise LookupError(f"{player!r} has not entered tournament {self.tournament_id!r}")
+        return entrant
+
     def active(self) -> list[Entrant]:
         return [e for e in self.entrants if e.status == "active"]
 
@@ -140,6 +147,13 @@ class TournamentState(Frozen):
             if pairing.match_id == match_id:
                 return pairing
         return None
+
+    def known_pairing(self, match_id: str) -> Pairing:
+        """The pairing of match `match_id`, which the caller knows was paired (an event names it)."""
+        pairing = self.pairing(match_id)
+        if pairing is None:
+            raise LookupError(f"match {match_id!r} is not a pairing of tournament {self.tournament_id!r}")
+        return pairing
 
     def pending(self) -> list[Pairing]:
         """Pairings not decided yet: each has a match to create (or already created)."""

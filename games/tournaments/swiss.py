@@ -38,7 +38,9 @@ class Swiss(RoundBased):
     max_field: ClassVar[int] = 128
 
     def finished(self, state: TournamentState) -> bool:
-        return state.round >= state.settings.rounds
+        rounds = state.settings.rounds
+        assert rounds is not None, "a Swiss has its rounds (Format.check refuses one without)"
+        return state.round >= rounds
 
     def pair(self, state: TournamentState, now_ms: int) -> Event:
         players = ranked(state.active())
