@@ -107,7 +107,7 @@ class Folded:
             replayers={self.partition: self.replayer},
         ):
             self.records += 1
-            if taken is not None and taken.changed:
+            if taken is not None and taken.changed and taken.state is not None:
                 self.states.append(taken.state)
                 self.event_ids.append(taken.result["event_id"])
         if records:
@@ -121,7 +121,7 @@ class Folded:
     def agrees(self) -> bool:
         """The fold has the projection's first and last accepted records at their seqs."""
         index, ids = self.index, self.event_ids
-        if not ids:
+        if index is None or not ids:
             return False
         return all(
             entry is None or (entry[0] <= len(ids) and ids[entry[0] - 1] == entry[1])
@@ -205,7 +205,7 @@ class MatchHistory:
                     "history: %s refolded from the partition start (the fold from offset %d disagreed with the "
                     "projection)",
                     folded.match_id,
-                    folded.index.first_offset if folded.index.first_offset is not None else -1,
+                    folded.index.first_offset if folded.index and folded.index.first_offset is not None else -1,
                 )
                 folded.restart()
             else:  # ready: a match in progress reads what came since

@@ -121,6 +121,8 @@ class ResultsFeed:
         return watermarks[1]
 
     def _read(self, consumer: Consumer) -> None:
+        loop = self._loop
+        assert loop is not None, "start() has run"
         assigned = self._assign(consumer, set())
         refresh = time.monotonic() + REFRESH_S
         while not self._stop.is_set():
@@ -131,7 +133,7 @@ class ResultsFeed:
             ]
             if records:
                 self._on_records(len(records))
-                self._loop.call_soon_threadsafe(self._deliver, records)
+                loop.call_soon_threadsafe(self._deliver, records)
             if time.monotonic() > refresh:
                 assigned, refresh = self._assign(consumer, assigned), time.monotonic() + REFRESH_S
 

@@ -20,6 +20,7 @@ from .metrics import Metrics
 
 log = logging.getLogger("plylog.gateway.submit")
 HUB_WAIT_S = 2.0
+MAX_WAIT_S = 60.0  # the longest wait a client may ask for (`timeout`)
 
 
 def new_event_id() -> str:
@@ -50,19 +51,27 @@ def move_record(
 
 class Submitter:
     def __init__(
-        self, producer: AIOKafkaProducer, topic: str, hub: LiveHub, metrics: Metrics, max_bytes: int = MAX_RECORD_BYTES
+        self,
+        producer: AIOKafkaProducer,
+        topic: str,
+        hub: LiveHub,
+        metrics: Metrics,
+        max_bytes: int = MAX_RECORD_BYTES,
+        wait_timeout_s: float = 10.0,
     ):
         self._producer = producer
+        self._wait_timeout_s = wait_timeout_s  # PLYLOG_WAIT_TIMEOUT_S: a wait for which none was asked
         self._max_bytes = max_bytes  # the door's cap (PLYLOG_MAX_MOVE_BYTES), below the contract's
         self._topic = topic
         self._hub = hub
         self._metrics = metrics
 
     async def submit(
-        self, record: dict[str, Any], wait: bool = False, timeout_s: float = 10.0
+        self, record: dict[str, Any], wait: bool = False, timeout_s: float | None = None
     ) -> dict[str, Any] | None:
         """Produce the record (acknowledged by the broker). With `wait`, return its result
-        record, or None when none came within `timeout_s`."""
+        record, or None when none came within `timeout_s` (at most MAX_WAIT_S; None: PLYLOG_WAIT_TIMEOUT_S)."""
+        timeout_s = self._wait_timeout_s if timeout_s is None else min(timeout_s, MAX_WAIT_S)
         try:
             raw = orjson.dumps(record)
         except orjson.JSONEncodeError as error:  # e.g. an integer beyond 64 bits
