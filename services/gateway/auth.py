@@ -1,22 +1,28 @@
 """Who a request comes from: its bearer credential (a seat token, a player credential, the
-operator key), its client address, and the rate limits keyed by what the caller cannot choose (the cap
-on live streams per client address is in stream_leases.py). `Access` is one of the gateway's
-resources (resources.py): routes get it as `AccessDep`."""
+operator key) and the seat it proves in a match, its client address, and the rate limits keyed by
+what the caller cannot choose (the cap on live streams per client address is in stream_leases.py).
+`Access` is one of the gateway's resources (resources.py): routes get it as `AccessDep`."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import HTTPConnection
 
+from services.common.projection import Projection
+
 from .errors import ApiError
 from .identity import Authenticator, Identity, InvalidCredential
+from .matches import known_match
 from .metrics import Metrics
 from .ratelimit import RateLimiter, Verdict
 from .tokens import InvalidToken, SeatTokens
 from .tokens import Seat as SeatClaim
 
 WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
+SEAT_CREDENTIAL = "a seat token (from creating or joining the match) or your player credential"
 
 
 def bearer(connection: HTTPConnection, what: str) -> str:
@@ -39,6 +45,13 @@ def client_address(connection: HTTPConnection) -> str:
     return connection.client.host if connection.client else "unknown"
 
 
+@dataclass(frozen=True)
+class SeatInMatch:
+    seat: int
+    seats: list[str | None]  # the match's players, seat 0 first
+    meta: dict[str, Any]  # the match's game and view (as the projection has them)
+
+
 class Access:
     """Credentials (seat tokens, player credentials, the operator key) and the rate limits per player
     and per client address."""
@@ -49,8 +62,10 @@ class Access:
         authenticator: Authenticator,
         player_limiter: RateLimiter,
         address_limiter: RateLimiter,
+        projection: Projection,
         metrics: Metrics,
     ):
+        self._projection = projection
         self.tokens = tokens
         self.authenticator = authenticator
         self._player_limiter = player_limiter
@@ -65,17 +80,20 @@ class Access:
         except InvalidCredential as error:
             raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
 
-    def seat_of(
-        self,
-        connection: HTTPConnection,
-        match_id: str,
-        seats: list[str | None] | None = None,
-        to_move: list[int] | None = None,
-    ) -> SeatClaim:
-        """The seat the bearer may act for: a seat token of this match (401 forged, 403 another match),
-        or a player credential whose player holds a seat (the one to move when they hold both)."""
-        credential = bearer(connection, "a seat token (from creating or joining the match) or your player credential")
-        return self.seat_claim(credential, match_id, seats, to_move)
+    async def seat_in(
+        self, match_id: str, credential: Callable[[], str], wanted: int | None, *, wanted_first: bool = False
+    ) -> SeatInMatch:
+        """The seat the credential may act for in the match, with the match's seats and its game and
+        view (404 unknown match, 401/403 as `seat_claim` says, 403 when `wanted` is another seat).
+        `credential` is read once the match is known; `wanted_first`: a player holding both seats
+        gets `wanted`, else the one to move."""
+        meta = await known_match(self._projection, match_id, "seats", "view")
+        seats = meta.get("seats") or [None, None]
+        to_move = [wanted] if wanted_first and wanted is not None else (meta.get("view") or {}).get("to_move")
+        claim = self.seat_claim(credential(), match_id, seats, to_move)
+        if wanted is not None and wanted != claim.seat:
+            raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
+        return SeatInMatch(claim.seat, seats, meta)
 
     def seat_claim(
         self,
@@ -84,7 +102,9 @@ class Access:
         seats: list[str | None] | None = None,
         to_move: list[int] | None = None,
     ) -> SeatClaim:
-        """`seat_of` for a credential however it came (a header, a socket's subprotocol)."""
+        """The seat a credential (from a header or a socket's subprotocol) may act for: a seat token of
+        this match (401 forged, 403 another match), or a player credential whose player holds a seat
+        (the one to move when they hold both)."""
         if self.tokens.looks_like_seat_token(credential):
             try:
                 claim = self.tokens.verify(credential)

@@ -24,13 +24,12 @@ from schemas.lifecycle import Clock
 from services.common import bot_directory
 from services.common.projection import Projection
 
-from .auth import Access
+from .auth import SEAT_CREDENTIAL, bearer
 from .errors import ApiError
 from .identity import Identity, player_problem
 from .matches import ActionRequest, Body, action_pending, known_match, refuse_if_over, seat_action
 from .resources import AccessDep, BotCapDep, PositionsDep, ProjectionDep, SubmitterDep
 from .submit import move_record
-from .tokens import Seat as SeatClaim
 from .tokens import SeatTokens
 
 BOT_PREFIX = "bot:"
@@ -303,14 +302,13 @@ async def act(
     body: ActionRequest,
     request: Request,
     access: AccessDep,
-    projection: ProjectionDep,
     submitter: SubmitterDep,
     wait: bool = False,
     timeout: float | None = Query(None, gt=0),
 ) -> Any:
-    claim, seats, meta = await _seat(request, access, projection, match_id, body.seat)
-    refuse_if_over(match_id, (meta.get("view") or {}).get("status"))
-    record = seat_action(match_id, claim.seat, seats, body, meta["game"])
+    acting = await access.seat_in(match_id, lambda: bearer(request, SEAT_CREDENTIAL), body.seat)
+    refuse_if_over(match_id, (acting.meta.get("view") or {}).get("status"))
+    record = seat_action(match_id, acting.seat, acting.seats, body, acting.meta["game"])
     await access.limit_player(record["player"])
     result = await submitter.submit(record, wait=wait, timeout_s=timeout)
     if not wait:
@@ -318,18 +316,6 @@ async def act(
     if result is None:
         return JSONResponse(action_pending(record, "watch the stream"), 202)
     return JSONResponse(result, 200)
-
-
-async def _seat(
-    request: Request, access: Access, projection: Projection, match_id: str, wanted: int | None
-) -> tuple[SeatClaim, list[str | None], dict[str, Any]]:
-    """(the seat the bearer acts for, the match's seats, its game and view); 401/403/404 as the case may be."""
-    meta = await known_match(projection, match_id, "seats", "view")
-    seats = meta.get("seats") or [None, None]
-    claim = access.seat_of(request, match_id, seats, (meta.get("view") or {}).get("to_move"))
-    if wanted is not None and wanted != claim.seat:
-        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
-    return claim, seats, meta
 
 
 @router.get(
@@ -341,15 +327,14 @@ async def legal_actions(
     match_id: MatchId,
     request: Request,
     access: AccessDep,
-    projection: ProjectionDep,
     positions: PositionsDep,
     seat: int | None = Query(None, ge=0, le=1),
 ) -> Any:
-    claim, seats, _ = await _seat(request, access, projection, match_id, seat)
-    player = seats[claim.seat]
+    acting = await access.seat_in(match_id, lambda: bearer(request, SEAT_CREDENTIAL), seat)
+    player = acting.seats[acting.seat]
     if player is not None:  # rate-limited as actions are
         await access.limit_player(player)
     else:
         await access.limit_address(request)
-    body = await positions.legal_actions(match_id, claim.seat)
+    body = await positions.legal_actions(match_id, acting.seat)
     return Response(orjson.dumps(body), media_type="application/json")

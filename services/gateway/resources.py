@@ -111,6 +111,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt),
             RateLimiter(redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster),
             RateLimiter(redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst, cluster),
+            projection,
             metrics,
         )
         positions = Positions(history, projection, c.legal_actions_cap, c.work_budget_ms / 1000)

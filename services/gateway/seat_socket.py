@@ -3,7 +3,7 @@ bots (docs/api.md, "The seat socket"; docs/contract.md). What flows over an open
 socket_session.py; this module opens it.
 
 The credential is checked once, when the socket opens, by the rules of the HTTP actions
-(Access.seat_claim in auth.py): a seat token of this match, or the player credential of a seat's player. It
+(Access.seat_in in auth.py): a seat token of this match, or the player credential of a seat's player. It
 comes as `Authorization: Bearer <credential>` or, from a client that cannot set headers (a
 browser), as the subprotocol `bearer.<credential>` offered beside `plylog.v1` (never in the URL,
 which ends up in logs). `?seat=N` picks the seat of a player credential that holds both.
@@ -29,7 +29,7 @@ from schemas.base import MATCH_ID_RULE, is_match_id
 
 from .auth import bearer, client_address
 from .errors import ApiError
-from .matches import known_match, seat_player
+from .matches import seat_player
 from .metrics import Metrics
 from .resources import SeatSocketsDep
 from .server import connection_closed
@@ -74,14 +74,9 @@ async def _open(
 ) -> tuple[int, list[str | None]]:
     """(the seat the socket plays, the match's seats), or the ApiError the HTTP actions would raise."""
     wanted = _wanted_seat(websocket.query_params.get("seat"))
-    meta = await known_match(sockets.projection, match_id, "seats", "view")
-    seats = meta.get("seats") or [None, None]
-    to_move = [wanted] if wanted is not None else (meta.get("view") or {}).get("to_move")
-    claim = sockets.access.seat_claim(_credential(websocket, offered), match_id, seats, to_move)
-    if wanted is not None and wanted != claim.seat:
-        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
-    seat_player(match_id, claim.seat, seats)  # 403 while the seat has no player
-    return claim.seat, seats
+    acting = await sockets.access.seat_in(match_id, lambda: _credential(websocket, offered), wanted, wanted_first=True)
+    seat_player(match_id, acting.seat, acting.seats)  # 403 while the seat has no player
+    return acting.seat, acting.seats
 
 
 def _wanted_seat(raw: str | None) -> int | None:
