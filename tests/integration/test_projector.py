@@ -500,7 +500,7 @@ def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka
     dies, the group gives all partitions to the other, which must read their offsets from Redis
     to own them: it does not die on it (librdkafka raises what its callback raises), it waits,
     and once Redis is back it projects the rest, nothing twice."""
-    from services.cli._proc import free_port
+    from bench.procs import free_port
 
     topics, keys, port = contract_topics(partitions=4), Keys("away:", 4), free_port()
     results, outcomes, _ = fold_offline(mixed_bot_traffic(GAMES, matches=16, seed=4, prefix="away-"), 4)

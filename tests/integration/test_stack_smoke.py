@@ -121,7 +121,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
             if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
                 pytest.fail(msg)
             pytest.skip(msg)
-        from services.cli._proc import free_port
+        from bench.procs import free_port
 
         home = tmp_path / "plylog-home"
         ports = {
@@ -177,7 +177,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
 
 
 def _temp_env(tmp_path: Path) -> dict[str, str]:
-    from services.cli._proc import free_port
+    from bench.procs import free_port
 
     env = {k: v for k, v in os.environ.items() if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL")}
     env.update(
