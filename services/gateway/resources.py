@@ -13,17 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from aiokafka import AIOKafkaProducer
 from fastapi import Depends
 from starlette.requests import HTTPConnection
 
-from services.common import heap, kafka_auth, redis_client
-from services.common.kafka_auth import KafkaAuth
+from services.common import heap, redis_client
+from services.common.kafka_produce import Producer
+from services.common.kafka_tail import TopicTail
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -38,7 +38,6 @@ from .live import LiveHub
 from .metrics import Metrics
 from .positions import Positions
 from .ratelimit import RateLimiter
-from .results_feed import ResultsFeed
 from .socket_session import SeatSockets
 from .sse import ResultStream
 from .stream_leases import StreamLeases
@@ -73,8 +72,10 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
     """The gateway's resources, started; on leaving, closed in the reverse order (also when starting failed)."""
     s, c = settings, config
     async with AsyncExitStack() as stack:
-        producer = await _start_producer(s.kafka_bootstrap, s.kafka_auth)
-        stack.push_async_callback(_quietly, producer.stop)
+        producer = await Producer.start(
+            s.kafka_bootstrap, s.kafka_auth, request_timeout_s=15, retry_for_s=PRODUCER_START_TIMEOUT_S
+        )
+        stack.push_async_callback(producer.stop)
         keys = Keys(c.redis_prefix, await _partitions(producer, s.topics.moves, s.partitions))
         # Many concurrent actions (a few hundred seat sockets) need more than the pool's 100 connections
         # at once: they wait for one rather than fail with "Redis is unavailable (MaxConnectionsError)".
@@ -91,8 +92,14 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
         stack.push_async_callback(hub.close)
         _run_task(stack, hub.run(), "live-hub")
         if c.early_results:
-            feed = ResultsFeed(
-                s.kafka_bootstrap, s.topics.results, hub.deliver_early, metrics.feed_records.inc, auth=s.kafka_auth
+            # the seat sockets' early results (live.py): every result, from the topic's end
+            feed = TopicTail(
+                s.kafka_bootstrap,
+                s.topics.results,
+                hub.deliver_early,
+                metrics.feed_records.inc,
+                auth=s.kafka_auth,
+                name="plylog-gateway-feed",
             )
             await _start_feed(stack, feed, s.topics.results)
         submitter = Submitter(producer, s.topics.moves, hub, metrics, c.max_move_bytes, c.wait_timeout_s)
@@ -138,7 +145,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             seat_sockets=SeatSockets(
                 access, projection, hub, stream, submitter, positions, leases, metrics, c.socket_queue, c.wait_timeout_s
             ),
-            health=Health(redis.ping, producer.client.fetch_all_metadata, hub),
+            health=Health(redis.ping, producer.ping, hub),
         )
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
@@ -169,12 +176,7 @@ def _run_task(stack: AsyncExitStack, work: Coroutine[Any, Any, None], name: str)
     stack.push_async_callback(cancel)
 
 
-async def _quietly(close: Callable[[], Awaitable[Any]]) -> None:
-    with contextlib.suppress(Exception):
-        await close()
-
-
-async def _start_feed(stack: AsyncExitStack, feed: ResultsFeed, topic: str) -> None:
+async def _start_feed(stack: AsyncExitStack, feed: TopicTail, topic: str) -> None:
     feed.start()
     stack.push_async_callback(asyncio.to_thread, feed.stop)
     if not await asyncio.to_thread(feed.reading.wait, FEED_START_TIMEOUT_S):
@@ -185,39 +187,13 @@ async def _start_feed(stack: AsyncExitStack, feed: ResultsFeed, topic: str) -> N
         )
 
 
-async def _start_producer(bootstrap: str, auth: KafkaAuth | None = None) -> AIOKafkaProducer:
-    """A started producer; retries while the broker is not up yet (e.g. right after `plylog up`)."""
-    deadline = asyncio.get_running_loop().time() + PRODUCER_START_TIMEOUT_S
-    while True:
-        # linger 0: a lone move goes out at once (1 ms of the lone client's ~8 ms was the linger);
-        # under load moves still batch, behind the one request aiokafka keeps in flight per broker
-        producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap,
-            acks="all",
-            linger_ms=0,
-            enable_idempotence=True,
-            request_timeout_ms=15000,
-            **kafka_auth.aiokafka(auth),
-        )
-        try:
-            await producer.start()
-            return producer
-        except Exception as error:
-            with contextlib.suppress(Exception):
-                await producer.stop()
-            if asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(f"cannot connect to Kafka at {bootstrap}: {error}") from error
-            log.warning("Kafka at %s not reachable yet (%s); retrying", bootstrap, error)
-            await asyncio.sleep(1.0)
-
-
-async def _partitions(producer: AIOKafkaProducer, topic: str, configured: int) -> int:
+async def _partitions(producer: Producer, topic: str, configured: int) -> int:
     """Partitions of plylog.moves as Kafka has them (the projection keeps keys per partition)."""
-    found = await producer.partitions_for(topic)
+    found = await producer.partitions(topic)
     if not found:
         log.warning("topic %s not found; assuming PLYLOG_PARTITIONS=%d partitions", topic, configured)
         return configured
-    return len(found)
+    return found
 
 
 # --- the dependencies routes declare ---------------------------------------------------------------

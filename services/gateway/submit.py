@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaProducer
 
 from games.timeutil import from_ms
 from schemas.base import MAX_RECORD_BYTES
+from services.common.kafka_produce import ProduceFailed, Producer
 
 from .errors import ApiError
 from .live import LiveHub
@@ -52,7 +52,7 @@ def move_record(
 class Submitter:
     def __init__(
         self,
-        producer: AIOKafkaProducer,
+        producer: Producer,
         topic: str,
         hub: LiveHub,
         metrics: Metrics,
@@ -105,13 +105,12 @@ class Submitter:
 
     async def _produce(self, record: dict[str, Any], raw: bytes) -> None:
         try:
-            await self._producer.send_and_wait(self._topic, raw, key=record["match_id"].encode())
-        except Exception as error:
+            await self._producer.send(self._topic, raw, key=record["match_id"].encode())
+        except ProduceFailed as error:
             log.warning("producing %s to %s failed: %s", record["event_id"], self._topic, error)
+            why = type(error.__cause__ or error).__name__
             raise ApiError(
-                503,
-                "unavailable",
-                f"the move could not be written to Kafka ({type(error).__name__}); retry with the same event_id",
+                503, "unavailable", f"the move could not be written to Kafka ({why}); retry with the same event_id"
             ) from error
         self._metrics.actions.labels(
             record["action"].get("type", "?") if isinstance(record["action"], dict) else "?"

@@ -24,7 +24,8 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.common import kafka_auth
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import partition_of, read_topic
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
 from services.projector.glicko2 import Rating

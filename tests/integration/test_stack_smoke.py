@@ -30,7 +30,8 @@ async def test_plylogs_own_producers_put_a_match_on_its_home_partition(kafka_boo
     from aiokafka import AIOKafkaProducer
     from kafka import KafkaProducer
 
-    from services.common.moves_log import partition_of, read_topic
+    from services.common.kafka_partition import partition_of
+    from services.common.kafka_read import read_topic
 
     topic = f"{topic_prefix}home"
     kafka_admin.create_topics(kafka_bootstrap, [TopicSpec(topic, 12)])

@@ -8,7 +8,10 @@ still a circle).
   a service (rules, projector, gateway, bots) only services/common, games and schemas;
 - bench never imports the CLI (services.cli);
 - only the CLI (and bench, which runs what it measures) starts a service: no other module names a
-  service to run (`python -m services.<service>`).
+  service to run (`python -m services.<service>`);
+- one Kafka layer: of the services, only services/common/kafka_*.py import a Kafka client library
+  (docs/decisions/kafka-layer.md), but for the rules worker's Faust app and the projector's own
+  librdkafka consumer (both reworked by the rules worker's part of issue 41).
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("games", "schemas", "services", "bench")
 SERVICES = ("rules", "projector", "gateway", "bots")
 LAUNCHERS = ("services.cli", "bench")  # may name a service's module to run
+KAFKA_CLIENTS = ("kafka", "aiokafka", "confluent_kafka", "faust", "mode")  # mode: Faust's service framework
+KAFKA_LAYER = "services.common.kafka_"
+KAFKA_CLIENT_USERS = (  # besides the layer (and bench, and the tests, which are no service)
+    "services.rules",  # the Faust app: its adapter is the rules worker's (docs/decisions/faust.md)
+    "services.projector.consumer",  # its librdkafka consumer (docs/decisions/projector-consumer.md)
+    "services.projector.runner",  # catches that consumer's KafkaException
+)
 ALLOWED = {  # layer -> the layers of ours it may import (its own always)
     "schemas": set(),
     "games": {"schemas"},
@@ -173,6 +183,23 @@ def service_launches(modules: dict[str, Path]) -> Iterator[str]:
                 yield f"{module} (line {node.lineno}) names {node.value!r} to run: only the CLI starts services"
 
 
+def kafka_client_imports(modules: dict[str, Path]) -> Iterator[str]:
+    """Service modules outside the Kafka layer that import a Kafka client library."""
+    for module, path in modules.items():
+        if not module.startswith("services.") or module.startswith((KAFKA_LAYER, *KAFKA_CLIENT_USERS)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in KAFKA_CLIENTS:
+                    yield f"{module} (line {node.lineno}) imports {name}: use services/common's Kafka layer"
+
+
 @cache
 def project() -> tuple[dict[str, Path], list[Import]]:
     return imports(REPO)
@@ -201,6 +228,11 @@ def test_each_folder_imports_only_what_it_may():
 def test_only_the_cli_starts_services():
     modules, _ = project()
     assert list(service_launches(modules)) == []
+
+
+def test_only_the_kafka_layer_imports_a_kafka_client():
+    modules, _ = project()
+    assert list(kafka_client_imports(modules)) == []
 
 
 # --- the checks find what they look for ---------------------------------------------------------------
@@ -271,3 +303,18 @@ def test_a_service_starting_another_is_found(tmp_path):
     assert len(list(service_launches(_modules(root)))) == 1
     root = _tree(tmp_path, {"services/bots/x.py": 'LOG = "services.rules is slow"\n'})
     assert list(service_launches(_modules(root))) == []
+
+
+def test_a_kafka_client_outside_the_layer_is_found(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "services/gateway/x.py": "def f():\n    from aiokafka import AIOKafkaProducer\n",
+            "services/common/kafka_produce.py": "from aiokafka import AIOKafkaProducer\n",
+            "services/bots/y.py": "import confluent_kafka.admin\nfrom .kafka import z\n",
+        },
+    )
+    assert sorted(kafka_client_imports(_modules(root))) == [
+        "services.bots.y (line 1) imports confluent_kafka.admin: use services/common's Kafka layer",
+        "services.gateway.x (line 2) imports aiokafka: use services/common's Kafka layer",
+    ]
