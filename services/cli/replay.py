@@ -53,7 +53,7 @@ def replay(
     try:
         counts = write_steps(steps, sink, show, at, sys.stdout)
     finally:
-        if out:
+        if out and sink is not None:
             sink.close()
         elif sink is not None:
             sink.flush()

@@ -25,7 +25,7 @@ def refold(
     partitions: int,
     match_id: str | None = None,
     replayers: dict[int, Replayer] | None = None,
-) -> Iterator[tuple[Record, Step]]:
+) -> Iterator[tuple[Record, Step | None]]:
     """Fold move records of `topic` (with `partitions` partitions) exactly as the rules worker
     does, one Replayer per partition (pass `replayers` to continue folds of an earlier call)."""
     replayers = defaultdict(Replayer, replayers or {})
