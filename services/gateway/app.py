@@ -1,6 +1,6 @@
 """The gateway application: its middleware and routers, and a lifespan that opens its resources
 (resources.py) when it starts and closes them when it stops. Routes get the resources they use as
-FastAPI dependencies (docs/contributing.md, "Adding a gateway route")."""
+FastAPI dependencies (docs/contributing.md, "The gateway's code, and adding a route")."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ routes as FastAPI dependencies.
 A route declares what it uses by type, e.g. `projection: ProjectionDep`; nothing else reaches the
 resources. Each dependency is resolved once per request (or per socket, when it opens), never per
 socket message. A new resource: a field of `Resources`, built (and its closing registered) in
-`open_resources`, and a `...Dep` alias below (docs/contributing.md, "Adding a gateway route").
+`open_resources`, and a `...Dep` alias below (docs/contributing.md, "The gateway's code, and
+adding a route").
 """
 
 from __future__ import annotations
@@ -112,15 +113,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             auth=s.kafka_auth,
         )
         stack.push_async_callback(asyncio.to_thread, history.close)
-        cluster = redis_client.is_cluster(redis)
-        access = Access(
-            SeatTokens(c.secret),
-            Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt),
-            RateLimiter(redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster),
-            RateLimiter(redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst, cluster),
-            projection,
-            metrics,
-        )
+        access = _build_access(c, redis, keys, projection, metrics)
         positions = Positions(history, projection, c.legal_actions_cap, c.work_budget_ms / 1000)
         stream = ResultStream(projection, hub, metrics, c.keepalive_s)
         leases = StreamLeases(redis, keys.streams, c.streams_per_client, c.stream_lease_s)
@@ -162,6 +155,20 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             "set" if c.operator_key else "off",
         )
         yield resources
+
+
+def _build_access(
+    c: GatewayConfig, redis: redis_client.AsyncClient, keys: Keys, projection: Projection, metrics: Metrics
+) -> Access:
+    cluster = redis_client.is_cluster(redis)
+    return Access(
+        SeatTokens(c.secret),
+        Authenticator(c.secret, c.auth_mode, c.operator_key, c.jwt),
+        RateLimiter(redis, keys.ratelimit, c.rate_per_s, c.rate_burst, cluster),
+        RateLimiter(redis, keys.ratelimit_address, c.address_rate_per_s, c.address_rate_burst, cluster),
+        projection,
+        metrics,
+    )
 
 
 def _run_task(stack: AsyncExitStack, work: Coroutine[Any, Any, None], name: str) -> None:
