@@ -7,7 +7,7 @@ not begun. A vacation that runs to its end ends without an event: from then the 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Self, TypeVar
 
 from pydantic import ValidationError
 
@@ -17,18 +17,30 @@ from .clocks import DAY_MS, AnyClockState, DaysClock
 from .core import Event, Rejected, describe_validation_error, illegal
 from .timeutil import from_ms, to_ms
 
-if TYPE_CHECKING:
-    from .match import MatchState
+
+class ClockedMatch(Protocol):
+    """What a vacation needs of a match (games.match.MatchState): its clock, who is to move, and
+    a copy with a new clock. A protocol, so this module never imports the match it serves."""
+
+    @property
+    def clock(self) -> AnyClockState | None: ...
+
+    def to_move(self) -> tuple[int, ...]: ...
+
+    def evolved(self, **changes: Any) -> Self: ...
 
 
-def _days_clock(state: MatchState) -> DaysClock:
+Match = TypeVar("Match", bound=ClockedMatch)
+
+
+def _days_clock(state: ClockedMatch) -> DaysClock:
     if not isinstance(state.clock, DaysClock):
         kind = "no clock" if state.clock is None else "a Fischer clock"
         raise illegal(f"vacations are for correspondence clocks (days per move); this match has {kind}")
     return state.clock
 
 
-def take_vacation(state: MatchState, seat: int, action: dict[str, Any], at: str) -> Event:
+def take_vacation(state: ClockedMatch, seat: int, action: dict[str, Any], at: str) -> Event:
     """The `vacation_started` event of `seat` asking for `action["days"]` days at `at` (or Rejected)."""
     try:
         days = Vacation.model_validate(action).days
@@ -49,7 +61,7 @@ def take_vacation(state: MatchState, seat: int, action: dict[str, Any], at: str)
     return {"type": "vacation_started", "seat": seat, "days": days, "until": from_ms(now + days * DAY_MS), "at": at}
 
 
-def end_vacation(state: MatchState, seat: int, at: str) -> Event:
+def end_vacation(state: ClockedMatch, seat: int, at: str) -> Event:
     """The `vacation_ended` event of `seat` coming back at `at` (or Rejected)."""
     clock, now = _days_clock(state), to_ms(at)
     until = clock.paused(seat, now)
@@ -60,7 +72,7 @@ def end_vacation(state: MatchState, seat: int, at: str) -> Event:
     return {"type": "vacation_ended", "seat": seat, "days_back": (until - now) // DAY_MS, "at": at}
 
 
-def evolve_vacation(state: MatchState, event: Event) -> MatchState:
+def evolve_vacation(state: Match, event: Event) -> Match:
     """The match after a `vacation_started` or `vacation_ended` event."""
     clock = _days_clock(state)
     seat, now = event["seat"], to_ms(event["at"])

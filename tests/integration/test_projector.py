@@ -24,7 +24,8 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.common import kafka_auth
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import partition_of, read_topic
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
 from services.projector.glicko2 import Rating
@@ -500,7 +501,7 @@ def test_partitions_assigned_while_redis_is_away_are_owned_once_it_is_back(kafka
     dies, the group gives all partitions to the other, which must read their offsets from Redis
     to own them: it does not die on it (librdkafka raises what its callback raises), it waits,
     and once Redis is back it projects the rest, nothing twice."""
-    from services.cli._proc import free_port
+    from bench.procs import free_port
 
     topics, keys, port = contract_topics(partitions=4), Keys("away:", 4), free_port()
     results, outcomes, _ = fold_offline(mixed_bot_traffic(GAMES, matches=16, seed=4, prefix="away-"), 4)

@@ -18,7 +18,7 @@ from services.cli._api import parse_sse
 from services.cli._moves import parse
 from services.common.settings import SettingsError
 from services.gateway.config import SECRET_FILE, load_secret
-from services.gateway.play import _without_guessable_secrets
+from services.gateway.positions import without_guessable_secrets
 from services.gateway.ratelimit import Verdict
 from services.gateway.sse import format_event, from_log
 from services.gateway.tokens import InvalidToken, SeatTokens
@@ -68,10 +68,10 @@ def test_legal_actions_never_hand_out_guessable_mastermind_secrets():
         {"type": "commit", "commitment": "a" * 64},
         {"type": "guess", "code": [0, 0, 0, 0]},
     ]
-    cleaned = _without_guessable_secrets(listed)
+    cleaned = without_guessable_secrets(listed)
     assert [a["type"] for a in cleaned] == ["set_code", "set_code", "guess"]
     assert cleaned[0]["salt"] != "public-derivable" and len(cleaned[0]["salt"]) == 32
-    assert _without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
+    assert without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
 
 
 @pytest.mark.parametrize(
