@@ -105,6 +105,7 @@ class SocketSession:
         self._outbox: asyncio.Queue[str] = asyncio.Queue(sockets.queue_size)
         self._waiting: dict[str, list[_Waiting]] = {}
         self._answered: deque[str] = deque(maxlen=ANSWERED)
+        self._accepted: deque[str] = deque(maxlen=ANSWERED)  # answered by their accepted record
         self._closing: tuple[int, str] | None = None
         self._stop = asyncio.Event()
 
@@ -219,7 +220,13 @@ class SocketSession:
                 self._send({"type": "update", **result})
 
     def _awaited(self, result: dict[str, Any]) -> bool:
-        return result.get("player") == self._player and result.get("event_id") in self._waiting
+        """Whether `result` answers an action this socket waits for. The accepted record of an
+        action already answered (its other copy: the projector's announcement after the early one
+        from the topic) never answers a retry of it: the retry's answer is its duplicate result."""
+        event_id = result.get("event_id")
+        if result.get("player") != self._player or event_id not in self._waiting:
+            return False
+        return not (result.get("status") == "accepted" and not result.get("duplicate") and event_id in self._accepted)
 
     def _take(self, result: dict[str, Any]) -> _Waiting | None:
         """The action `result` answers, no longer waited for (None: not one of this socket's)."""
@@ -232,6 +239,8 @@ class SocketSession:
         if waiting.timer is not None:
             waiting.timer.cancel()
         self._answered.append(event_id)
+        if result.get("status") == "accepted" and not result.get("duplicate"):
+            self._accepted.append(event_id)
         return waiting
 
     def _repeated(self, result: dict[str, Any]) -> bool:
