@@ -115,7 +115,7 @@ def new(
             else f"open (`plylog join {match_id}`)"
         )
         typer.echo(f"  seat {number}: {who}" + (f"\n    token {token}" if token else ""))
-    typer.echo(f"play: plylog play {match_id} --token TOKEN   watch: plylog watch {match_id}")
+    typer.echo(f"play: plylog play {match_id}   watch: plylog watch {match_id}")
 
 
 def join(
@@ -139,10 +139,25 @@ def tokens(match: str = typer.Argument(..., help="The match id.", callback=check
             typer.echo(f"seat {number} ({player}): {token}")
 
 
+def _my_seat_tokens(match: str) -> list[str]:
+    """The seat tokens of the seats the CLI's identity holds in `match` (`plylog login`)."""
+    answer = _api().call("GET", f"/v1/matches/{match}/tokens", token=credential().token)
+    mine = [token for token in answer["tokens"] if token]
+    if not mine:
+        raise CliError(f"you hold no seat of {match}", "join it (`plylog join`) or pass a seat token with --token")
+    return mine
+
+
 def act(
     match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
-    token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        "-t",
+        envvar="PLYLOG_TOKEN",
+        help="Your seat token (default: your seat's, after `plylog login`).",
+    ),
     expected_seq: int | None = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Do not wait for the result."),
 ) -> None:
@@ -152,6 +167,11 @@ def act(
     except orjson.JSONDecodeError as error:
         raise CliError(f"ACTION is not JSON: {error}", 'quote it: \'{"type": "resign"}\'') from None
     body = {"action": parsed, **({"expected_seq": expected_seq} if expected_seq is not None else {})}
+    if token is None:
+        mine = _my_seat_tokens(match)
+        if len(mine) > 1:
+            raise CliError(f"you hold both seats of {match}", "say which with --token (`plylog tokens` lists them)")
+        token = mine[0]
     answer = _api().call(
         "POST", f"/v1/matches/{match}/actions", token=token, json=body, params={"wait": str(not no_wait).lower()}
     )
@@ -197,12 +217,17 @@ def watch(
 def play(
     match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     token: list[str] = typer.Option(
-        ..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token (twice for hot-seat play)."
+        [],
+        "--token",
+        "-t",
+        envvar="PLYLOG_TOKEN",
+        help="Your seat token (twice for hot-seat play). Default: your seats' tokens, after `plylog login`.",
     ),
 ) -> None:
     """Play in the terminal: draws the board, asks for your move when it is your turn (short syntax
     per game, shown at the prompt), and follows your opponent live."""
     api = _api()
+    token = token or _my_seat_tokens(match)
     seats = {int(t.split(".")[1]): t for t in token if t.count(".") == 2 and t.split(".")[1] in ("0", "1")}
     if not seats:
         raise CliError(
