@@ -41,7 +41,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
-    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes, timeout_s=config.body_timeout_s)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     if config.trusted_proxies:  # the client: the right-most X-Forwarded-For hop that is not one of them
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=sorted(config.trusted_proxies))

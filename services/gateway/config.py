@@ -33,6 +33,8 @@ PLYLOG_TRUSTED_PROXIES          —         comma-separated addresses or network
                                           right-most X-Forwarded-For hop that is not a proxy; unset,
                                           the header is ignored and the peer address is the client
 PLYLOG_MAX_BODY_BYTES           65536     larger request bodies are refused (413) unread
+PLYLOG_BODY_TIMEOUT_S           10        a request body not complete this long after the app
+                                          began reading it is cut off (408, connection closed)
 PLYLOG_STREAMS_PER_CLIENT       32        open live streams (SSE streams and sockets) per client
                                           address over all gateways (429 beyond; a socket is closed
                                           with 4429)
@@ -95,6 +97,7 @@ class GatewayConfig:
     address_rate_burst: float = 40.0
     trusted_proxies: frozenset[str] = frozenset()
     max_body_bytes: int = 65536
+    body_timeout_s: float = 10.0
     streams_per_client: int = 32
     socket_queue: int = 256
     early_results: bool = True
@@ -126,6 +129,7 @@ class GatewayConfig:
             address_rate_burst=env_number(env, "PLYLOG_ADDRESS_RATE_BURST", 40.0, lo=1, hi=1e6),
             trusted_proxies=_trusted_proxies(env.get("PLYLOG_TRUSTED_PROXIES", "")),
             max_body_bytes=env_number(env, "PLYLOG_MAX_BODY_BYTES", 65536, lo=1024, hi=64 * 1024 * 1024),
+            body_timeout_s=env_number(env, "PLYLOG_BODY_TIMEOUT_S", 10.0, lo=0.5, hi=300),
             streams_per_client=env_number(env, "PLYLOG_STREAMS_PER_CLIENT", 32, lo=1, hi=100_000),
             socket_queue=env_number(env, "PLYLOG_SOCKET_QUEUE", 256, lo=1, hi=100_000),
             early_results=env_number(env, "PLYLOG_SOCKET_EARLY_RESULTS", 1, lo=0, hi=1) == 1,

@@ -264,3 +264,30 @@ def test_request_heads_that_never_end_are_closed_within_the_head_timeout(start):
         connection.close()
     assert still_open == 0
     assert gateway.http.get("/healthz").status_code == 200
+
+
+def test_request_bodies_trickled_byte_by_byte_are_cut_off_within_the_body_timeout(start):
+    """Slow bodies: 8 connections declare a 200-byte body and send a byte every half second. The
+    body timeout (PLYLOG_BODY_TIMEOUT_S, here 1 s) answers each with 408 and closes it."""
+    gateway = start(PLYLOG_BODY_TIMEOUT_S="1")
+    head = (
+        b"POST /v1/players HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+    )
+    trickling = [connect(gateway.url, rcvbuf=None) for _ in range(8)]
+    for connection in trickling:
+        connection.sendall(head + b'{"name": ')
+    started = time.monotonic()
+    while time.monotonic() - started < 8:
+        for connection in trickling:
+            if not closed_by_server(connection):
+                with contextlib.suppress(OSError):
+                    connection.sendall(b" ")
+        time.sleep(0.5)
+    still_open = sum(not closed_by_server(connection) for connection in trickling)
+    answer = read_head(trickling[0])
+    print(f"\ntrickled request bodies still open 8 s after they began: {still_open} of 8")
+    for connection in trickling:
+        connection.close()
+    assert still_open == 0
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert gateway.http.get("/healthz").status_code == 200
