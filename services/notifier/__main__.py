@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import redis
@@ -46,7 +46,8 @@ def smtp_settings(env: Mapping[str, str]) -> SmtpSettings | None:
     )
 
 
-async def _run(notifier: Notifier, ready_file: Path | None) -> None:
+async def _run(build: Callable[[], Notifier], ready_file: Path | None) -> None:
+    notifier = build()  # in the event loop: aiokafka's consumer wants a running one
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -81,23 +82,26 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as error:
         print(f"plylog notifier: {error}", file=sys.stderr)
         return 2
-    client = redis_client.connect_async(settings.redis, client_name=f"plylog-{args.name}")
     prefix = prefix_from_env()
-    notifier = Notifier(
-        AssignedReader(settings.kafka_bootstrap, settings.kafka_auth, args.name),
-        Outbox(client, prefix, max_pending=config.max_pending, retention_s=config.retention_s),
-        Registry(client, prefix),
-        Channels(guard_of(settings, os.environ), smtp),
-        settings.topics,
-        config,
-    )
+
+    def build() -> Notifier:
+        client = redis_client.connect_async(settings.redis, client_name=f"plylog-{args.name}")
+        return Notifier(
+            AssignedReader(settings.kafka_bootstrap, settings.kafka_auth, args.name),
+            Outbox(client, prefix, max_pending=config.max_pending, retention_s=config.retention_s),
+            Registry(client, prefix),
+            Channels(guard_of(settings, os.environ), smtp),
+            settings.topics,
+            config,
+        )
+
     ready = os.environ.get("PLYLOG_READY_FILE")
     if loop_kind == "uvloop":
         import uvloop
 
         uvloop.install()
     try:
-        asyncio.run(_run(notifier, Path(ready) if ready else None))
+        asyncio.run(_run(build, Path(ready) if ready else None))
     except (LookupError, redis.RedisError, OSError) as error:
         print(f"plylog notifier: {error}\n  is the stack up? (`plylog status`, `plylog up`)", file=sys.stderr)
         return 2

@@ -13,6 +13,8 @@ P pending                       hash    endpoint id -> its pending deliveries (t
 P dead:<owner>                  list    the owner's latest dead letters (JSON), newest first, at most 200
 P offsets                       hash    "<topic>:<partition>" -> the next offset to read
 P seq:<match id>                string  the match's latest seq seen (a reminder of an earlier one is dropped)
+P rem:<match id>                hash    endpoint id -> "<delivery id>|<seq>" of the reminder (clock_low)
+                                        waiting; a later seq of the match drops it, so one waits at most
 """
 
 from __future__ import annotations
@@ -30,6 +32,14 @@ _ENQUEUE = """
 local p, now, most, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local batch = cjson.decode(ARGV[5])
 local added, full = 0, 0
+local function drop(id, reason)
+  local key = p .. 'd:' .. id
+  if redis.call('HGET', key, 'state') ~= 'pending' then return end
+  redis.call('HSET', key, 'state', 'dropped', 'error', reason, 'ended_ms', now)
+  redis.call('ZREM', p .. 'due', id)
+  redis.call('HINCRBY', p .. 'pending', redis.call('HGET', key, 'endpoint'), -1)
+  redis.call('EXPIRE', key, ttl)
+end
 for _, d in ipairs(batch.deliveries) do
   local key = p .. 'd:' .. d.id
   if redis.call('EXISTS', key) == 0 then
@@ -50,6 +60,13 @@ for _, d in ipairs(batch.deliveries) do
       redis.call('ZADD', p .. 'due', d.due, d.id)
       redis.call('HINCRBY', p .. 'pending', d.endpoint, 1)
       added = added + 1
+      if d.kind == 'clock_low' then  -- one reminder per match and endpoint waits: the latest turn's
+        local rem = p .. 'rem:' .. d.match_id
+        local prev = redis.call('HGET', rem, d.endpoint)
+        if prev then drop(string.match(prev, '^[^|]+'), 'superseded: the match moved on') end
+        redis.call('HSET', rem, d.endpoint, d.id .. '|' .. d.seq)
+        redis.call('EXPIRE', rem, ttl)
+      end
     end
   end
 end
@@ -57,6 +74,14 @@ for k, v in pairs(batch.offsets) do redis.call('HSET', p .. 'offsets', k, v) end
 for m, s in pairs(batch.seqs) do
   local k = p .. 'seq:' .. m
   if s > tonumber(redis.call('GET', k) or '-1') then redis.call('SET', k, s, 'EX', ttl) end
+  local rem = redis.call('HGETALL', p .. 'rem:' .. m)
+  for i = 1, #rem, 2 do
+    local id, seq = string.match(rem[i + 1], '^([^|]+)|(.+)$')
+    if tonumber(seq) < s then
+      drop(id, 'superseded: the match moved on')
+      redis.call('HDEL', p .. 'rem:' .. m, rem[i])
+    end
+  end
 end
 return {added, full}
 """.replace("KEPT", str(DEAD_LETTERS_KEPT))
