@@ -246,7 +246,8 @@ def test_a_dead_endpoint_ends_as_dead_letters_with_the_reason_while_results_flow
     _endpoint(stack, fay_auth, channel="webhook", url=f"http://127.0.0.1:{closed}/hook")
     _endpoint(stack, gus_auth, channel="webhook", url=f"{base}/ok/{gus}")
     played = _play(stack.bootstrap, stack.topics.moves, (fay, gus), seed=7)
-    _wait(lambda: stack.view(played["match_id"])["status"] == "over", what="the match is over in the views")
+    view = lambda: stack.http.get(f"/v1/matches/{played['match_id']}")  # noqa: E731
+    _wait(lambda: view().status_code == 200 and view().json()["status"] == "over", what="the match over in the views")
     gus_ids = lambda: {h["Plylog-Notification"] for h, _ in _hooks(received, f"/ok/{gus}")}  # noqa: E731
     _wait(lambda: gus_ids() >= played["expected"][gus], what="gus's webhooks")
     wanted = 2 * len(played["expected"][fay])
