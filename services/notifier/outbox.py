@@ -182,7 +182,7 @@ class Outbox:
 
     async def due(self, now_ms: int, most: int) -> list[str]:
         found = await self.client.zrangebyscore(self._due, "-inf", now_ms, start=0, num=most)
-        return [i.decode() if isinstance(i, bytes) else i for i in found]
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in found]
 
     async def claim(self, delivery: str, now_ms: int, lease_ms: int) -> dict[str, str] | None:
         """The delivery's fields once this process holds it (its lease), or None: not pending or not due."""

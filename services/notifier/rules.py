@@ -95,7 +95,8 @@ def from_result(record: dict[str, Any]) -> list[Notification]:
     seats, to_move = view.get("seats") or [], view.get("to_move") or []
     if view.get("status") != "active" or not isinstance(seats, list):
         return found
-    clock = view.get("clock") if isinstance(view.get("clock"), dict) else {}
+    found_clock = view.get("clock")
+    clock: dict[str, Any] = found_clock if isinstance(found_clock, dict) else {}
     deadline = clock.get("deadline_ms") if clock.get("kind") == "correspondence" else None
     for player in sorted({seats[s] for s in to_move if isinstance(s, int) and 0 <= s < len(seats)} - {None}):
         if not _human(player):
@@ -116,7 +117,8 @@ def from_result(record: dict[str, Any]) -> list[Notification]:
 def from_outcome(record: dict[str, Any]) -> list[Notification]:
     """`match_over` to each player of an outcome record."""
     match_id, seq, players = record.get("match_id"), record.get("seq"), record.get("players")
-    outcome = record.get("outcome") if isinstance(record.get("outcome"), dict) else {}
+    found_outcome = record.get("outcome")
+    outcome: dict[str, Any] = found_outcome if isinstance(found_outcome, dict) else {}
     if not isinstance(match_id, str) or not isinstance(seq, int) or not isinstance(players, list):
         return []
     winner = outcome.get("winner")
