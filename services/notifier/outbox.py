@@ -7,8 +7,10 @@ key (P = <p>notify:{notify}:)   type    content
 P d:<delivery id>               hash    state (pending|sent|dead|dropped), owner, endpoint, channel, kind,
                                         notification, match_id, seq, payload (JSON), attempts, error,
                                         created_ms, claimed; expires `retention_s` after it ends
-P due                           zset    pending deliveries by the epoch ms they are due (a claimed one:
-                                        when its lease ends, so a crash retries it then)
+P due:<endpoint id>             zset    the endpoint's pending deliveries by the epoch ms they are due (a
+                                        claimed one: when its lease ends, so a crash retries it then)
+P ready                         zset    endpoint id -> its earliest due delivery: the sender walks the
+                                        endpoints, so a busy (dead) endpoint's queue holds up no other
 P pending                       hash    endpoint id -> its pending deliveries (the queue bound)
 P dead:<owner>                  list    the owner's latest dead letters (JSON), newest first, at most 200
 P offsets                       hash    "<topic>:<partition>" -> the next offset to read
@@ -28,16 +30,28 @@ from services.common.redis_client import AsyncClient
 
 DEAD_LETTERS_KEPT = 200
 
-_ENQUEUE = """
-local p, now, most, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+_PRELUDE = """
+local p = ARGV[1]
+local function requeue(ep)  -- the endpoint's earliest due delivery decides its place in `ready`
+  local head = redis.call('ZRANGE', p .. 'due:' .. ep, 0, 0, 'WITHSCORES')
+  if head[2] then redis.call('ZADD', p .. 'ready', head[2], ep) else redis.call('ZREM', p .. 'ready', ep) end
+end
+"""
+
+_ENQUEUE = (
+    _PRELUDE
+    + """
+local now, most, ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local batch = cjson.decode(ARGV[5])
 local added, full = 0, 0
 local function drop(id, reason)
   local key = p .. 'd:' .. id
   if redis.call('HGET', key, 'state') ~= 'pending' then return end
+  local ep = redis.call('HGET', key, 'endpoint')
   redis.call('HSET', key, 'state', 'dropped', 'error', reason, 'ended_ms', now)
-  redis.call('ZREM', p .. 'due', id)
-  redis.call('HINCRBY', p .. 'pending', redis.call('HGET', key, 'endpoint'), -1)
+  redis.call('ZREM', p .. 'due:' .. ep, id)
+  requeue(ep)
+  redis.call('HINCRBY', p .. 'pending', ep, -1)
   redis.call('EXPIRE', key, ttl)
 end
 for _, d in ipairs(batch.deliveries) do
@@ -57,7 +71,8 @@ for _, d in ipairs(batch.deliveries) do
       full = full + 1
     else
       redis.call('HSET', key, 'state', 'pending', unpack(fields))
-      redis.call('ZADD', p .. 'due', d.due, d.id)
+      redis.call('ZADD', p .. 'due:' .. d.endpoint, d.due, d.id)
+      redis.call('ZADD', p .. 'ready', 'LT', d.due, d.endpoint)
       redis.call('HINCRBY', p .. 'pending', d.endpoint, 1)
       added = added + 1
       if d.kind == 'clock_low' then  -- one reminder per match and endpoint waits: the latest turn's
@@ -85,13 +100,19 @@ for m, s in pairs(batch.seqs) do
 end
 return {added, full}
 """.replace("KEPT", str(DEAD_LETTERS_KEPT))
+)
 
-_CLAIM = """
-local p, id, now, lease = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+_CLAIM = (
+    _PRELUDE
+    + """
+local id, now, lease = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local key = p .. 'd:' .. id
-local due = redis.call('ZSCORE', p .. 'due', id)
-if redis.call('HGET', key, 'state') ~= 'pending' or not due or tonumber(due) > now then return false end
-redis.call('ZADD', p .. 'due', now + lease, id)
+local ep = redis.call('HGET', key, 'endpoint')
+if not ep or redis.call('HGET', key, 'state') ~= 'pending' then return false end
+local due = redis.call('ZSCORE', p .. 'due:' .. ep, id)
+if not due or tonumber(due) > now then return false end
+redis.call('ZADD', p .. 'due:' .. ep, now + lease, id)
+requeue(ep)
 redis.call('HINCRBY', key, 'attempts', 1)
 redis.call('HSET', key, 'claimed', 1)
 local seq = redis.call('GET', p .. 'seq:' .. redis.call('HGET', key, 'match_id'))
@@ -100,20 +121,25 @@ table.insert(fields, 'latest_seq')
 table.insert(fields, seq or '-1')
 return fields
 """
+)
 
-_FINISH = """
-local p, id, how, now, ttl, reason, retry_at = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]),
+_FINISH = (
+    _PRELUDE
+    + """
+local id, how, now, ttl, reason, retry_at = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]),
   ARGV[6], tonumber(ARGV[7])
 local key = p .. 'd:' .. id
 if redis.call('HGET', key, 'state') ~= 'pending' then return 0 end
+local d = redis.call('HMGET', key, 'owner', 'endpoint', 'channel', 'kind', 'notification', 'match_id', 'attempts')
 if how == 'retry' then
   redis.call('HSET', key, 'error', reason, 'claimed', 0)
-  redis.call('ZADD', p .. 'due', retry_at, id)
+  redis.call('ZADD', p .. 'due:' .. d[2], retry_at, id)
+  requeue(d[2])
   return 1
 end
-local d = redis.call('HMGET', key, 'owner', 'endpoint', 'channel', 'kind', 'notification', 'match_id', 'attempts')
 redis.call('HSET', key, 'state', how, 'error', reason, 'claimed', 0, 'ended_ms', now)
-redis.call('ZREM', p .. 'due', id)
+redis.call('ZREM', p .. 'due:' .. d[2], id)
+requeue(d[2])
 redis.call('HINCRBY', p .. 'pending', d[2], -1)
 redis.call('EXPIRE', key, ttl)
 if how == 'dead' then
@@ -123,18 +149,25 @@ if how == 'dead' then
 end
 return 1
 """.replace("KEPT", str(DEAD_LETTERS_KEPT))
+)
 
-_RELEASE = """
-local p, now = ARGV[1], tonumber(ARGV[2])
+_RELEASE = (
+    _PRELUDE
+    + """
+local now = tonumber(ARGV[2])
 local n = 0
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'due', '(' .. now, '+inf')) do
-  if redis.call('HGET', p .. 'd:' .. id, 'claimed') == '1' then
-    redis.call('ZADD', p .. 'due', now, id)
-    n = n + 1
+for _, ep in ipairs(redis.call('ZRANGE', p .. 'ready', 0, -1)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', p .. 'due:' .. ep, '(' .. now, '+inf')) do
+    if redis.call('HGET', p .. 'd:' .. id, 'claimed') == '1' then
+      redis.call('ZADD', p .. 'due:' .. ep, now, id)
+      n = n + 1
+    end
   end
+  requeue(ep)
 end
 return n
 """
+)
 
 
 @dataclass(frozen=True)
@@ -155,7 +188,7 @@ class Outbox:
     def __init__(self, client: AsyncClient, prefix: str, *, max_pending: int, retention_s: int):
         self.client, self.p = client, keys_prefix(prefix)
         self.max_pending, self.retention_s = max_pending, retention_s
-        self._due = self.p + "due"
+        self._ready = self.p + "ready"
 
     async def offsets(self) -> dict[tuple[str, int], int]:
         found = await self.client.hgetall(self.p + "offsets")
@@ -176,17 +209,23 @@ class Outbox:
             "seqs": seqs,
         }
         added, full = await self.client.eval(
-            _ENQUEUE, 1, self._due, self.p, now_ms, self.max_pending, self.retention_s, orjson.dumps(batch)
+            _ENQUEUE, 1, self._ready, self.p, now_ms, self.max_pending, self.retention_s, orjson.dumps(batch)
         )
         return int(added), int(full)
 
-    async def due(self, now_ms: int, most: int) -> list[str]:
-        found = await self.client.zrangebyscore(self._due, "-inf", now_ms, start=0, num=most)
+    async def ready_endpoints(self, now_ms: int, most: int) -> list[str]:
+        """Endpoints with a delivery due, the longest waiting first."""
+        found = await self.client.zrangebyscore(self._ready, "-inf", now_ms, start=0, num=most)
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in found]
+
+    async def due(self, endpoint: str, now_ms: int, most: int) -> list[str]:
+        """The endpoint's deliveries due by `now_ms`, the earliest first."""
+        found = await self.client.zrangebyscore(f"{self.p}due:{endpoint}", "-inf", now_ms, start=0, num=most)
         return [i.decode() if isinstance(i, bytes) else str(i) for i in found]
 
     async def claim(self, delivery: str, now_ms: int, lease_ms: int) -> dict[str, str] | None:
         """The delivery's fields once this process holds it (its lease), or None: not pending or not due."""
-        found = await self.client.eval(_CLAIM, 1, self._due, self.p, delivery, now_ms, lease_ms)
+        found = await self.client.eval(_CLAIM, 1, self._ready, self.p, delivery, now_ms, lease_ms)
         if not found:
             return None
         text = [x.decode() if isinstance(x, bytes) else str(x) for x in found]
@@ -195,12 +234,12 @@ class Outbox:
     async def finish(self, delivery: str, how: str, now_ms: int, reason: str = "", retry_at_ms: int = 0) -> None:
         """how: sent | dead | dropped (an end), or retry at `retry_at_ms`."""
         await self.client.eval(
-            _FINISH, 1, self._due, self.p, delivery, how, now_ms, self.retention_s, reason[:500], retry_at_ms
+            _FINISH, 1, self._ready, self.p, delivery, how, now_ms, self.retention_s, reason[:500], retry_at_ms
         )
 
     async def release(self, now_ms: int) -> int:
         """At start: the deliveries a previous run held (claimed, lease not over) are due now."""
-        return int(await self.client.eval(_RELEASE, 1, self._due, self.p, now_ms))
+        return int(await self.client.eval(_RELEASE, 1, self._ready, self.p, now_ms))
 
     async def state(self, delivery: str) -> dict[str, str]:
         found = await self.client.hgetall(self.p + f"d:{delivery}")

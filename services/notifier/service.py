@@ -26,6 +26,7 @@ from .channels import Channels
 from .outbox import Delivery, Outbox
 
 log = logging.getLogger("plylog.notifier")
+READY_SCAN = 1000  # endpoints with something due looked at per round
 
 
 @dataclass(frozen=True)
@@ -171,25 +172,25 @@ class Notifier:
                     await asyncio.wait_for(stop.wait(), 0.2)
 
     async def _start_due(self, free: int) -> int:
-        ids = [i for i in await self.outbox.due(_now_ms(), free * 4) if i not in self._inflight]
-        if not ids:
-            return 0
-        async with self.outbox.client.pipeline(transaction=False) as pipe:
-            for i in ids:
-                pipe.hget(f"{self.outbox.p}d:{i}", "endpoint")
-            endpoints = await pipe.execute()
+        """Start up to `free` due deliveries, walking the endpoints (at most `per_endpoint` each), so
+        a dead endpoint's queue never stands before another endpoint's deliveries."""
         started = 0
-        for delivery, endpoint in zip(ids, endpoints, strict=True):
-            endpoint = endpoint.decode() if isinstance(endpoint, bytes) else endpoint
-            if endpoint is None or self._per_endpoint[endpoint] >= self.config.per_endpoint or started >= free:
+        for endpoint in await self.outbox.ready_endpoints(_now_ms(), READY_SCAN):
+            room = min(free - started, self.config.per_endpoint - self._per_endpoint[endpoint])
+            if room <= 0:
                 continue
-            fields = await self.outbox.claim(delivery, _now_ms(), int(self.config.lease_s * 1000))
-            if fields is None:
-                continue
-            fields["id"] = delivery
-            self._per_endpoint[endpoint] += 1
-            self._inflight[delivery] = asyncio.create_task(self._send(fields))
-            started += 1
+            for delivery in await self.outbox.due(endpoint, _now_ms(), room + self._per_endpoint[endpoint]):
+                if delivery in self._inflight or room <= 0:
+                    continue
+                fields = await self.outbox.claim(delivery, _now_ms(), int(self.config.lease_s * 1000))
+                if fields is None:
+                    continue
+                fields["id"] = delivery
+                self._per_endpoint[endpoint] += 1
+                self._inflight[delivery] = asyncio.create_task(self._send(fields))
+                started, room = started + 1, room - 1
+            if started >= free:
+                break
         return started
 
     async def _send(self, delivery: dict[str, str]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import socket
 import threading
 import time
 import uuid
@@ -264,6 +265,36 @@ def test_a_dead_endpoint_ends_as_dead_letters_with_the_reason_while_results_flow
     assert sum(n for r, n in reasons.items() if r.startswith("http: Connect")) == len(played["expected"][fay])
     assert all(d["attempts"] == 3 for d in found)
     assert len(_hooks(received, f"/dead/{fay}")) == 3 * len(played["expected"][fay])  # tried 3 times each
+
+
+def test_a_silent_endpoints_queue_holds_up_no_other_endpoint(world, http_receiver):
+    """An endpoint that takes connections and never answers (each attempt waits out the timeout)
+    has a long queue; another player's deliveries still go at once, not after that queue."""
+    stack, _ = world
+    base, received = http_receiver
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1024)  # never accepted: connections complete, requests are never answered
+    try:
+        lou, lou_auth = _player(stack, "lou")
+        max_, max_auth = _player(stack, "max")
+        hook = _endpoint(stack, lou_auth, channel="webhook", url=f"http://127.0.0.1:{silent.getsockname()[1]}/")
+        _endpoint(stack, max_auth, channel="webhook", url=f"{base}/ok/{max_}")
+        waiting = 0
+        for seed in range(24):
+            waiting += len(
+                _play(stack.bootstrap, stack.topics.moves, (lou, "nobody"), seed=100 + seed)["expected"][lou]
+            )
+        pending = f"{stack.keys.prefix}notify:{{notify}}:pending"
+        client = stack.redis()
+        _wait(lambda: int(client.hget(pending, hook["id"]) or 0) >= waiting - 10, what="lou's queue")
+        played = _play(stack.bootstrap, stack.topics.moves, (max_, "nobody"), seed=7)
+        ids = lambda: {h["Plylog-Notification"] for h, _ in _hooks(received, f"/ok/{max_}")}  # noqa: E731
+        _wait(lambda: ids() >= played["expected"][max_], timeout=60, what="max's webhooks behind lou's queue")
+        # lou's queue is still long: max's went past it, not after it
+        assert int(client.hget(pending, hook["id"]) or 0) > waiting // 2
+    finally:
+        silent.close()
 
 
 def test_a_notifier_killed_mid_run_sends_nothing_twice_and_loses_nothing(world, http_receiver, mailbox):
