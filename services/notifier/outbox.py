@@ -6,7 +6,8 @@ key (P = <p>notify:{notify}:)   type    content
 ------------------------------  ------  ---------------------------------------------------------------
 P d:<delivery id>               hash    state (pending|sent|dead|dropped), owner, endpoint, channel, kind,
                                         notification, match_id, seq, payload (JSON), attempts, error,
-                                        created_ms, claimed; expires `retention_s` after it ends
+                                        created_ms, claimed; once it ends, its payload goes and the rest
+                                        expires `retention_s` later; none for a `queue_full` one
 P due:<endpoint id>             zset    the endpoint's pending deliveries by the epoch ms they are due (a
                                         claimed one: when its lease ends, so a crash retries it then)
 P ready                         zset    endpoint id -> its earliest due delivery: the sender walks the
@@ -49,6 +50,7 @@ local function drop(id, reason)
   if redis.call('HGET', key, 'state') ~= 'pending' then return end
   local ep = redis.call('HGET', key, 'endpoint')
   redis.call('HSET', key, 'state', 'dropped', 'error', reason, 'ended_ms', now)
+  redis.call('HDEL', key, 'payload')
   redis.call('ZREM', p .. 'due:' .. ep, id)
   requeue(ep)
   redis.call('HINCRBY', p .. 'pending', ep, -1)
@@ -62,8 +64,7 @@ for _, d in ipairs(batch.deliveries) do
       'attempts', 0, 'created_ms', now}
     if tonumber(redis.call('HGET', p .. 'pending', d.endpoint) or '0') >= most then
       local reason = 'queue_full: the endpoint has ' .. most .. ' deliveries waiting'
-      redis.call('HSET', key, 'state', 'dead', 'error', reason, unpack(fields))
-      redis.call('EXPIRE', key, ttl)
+      -- no entry kept: the offsets move with this script, so the record is not read again
       redis.call('LPUSH', p .. 'dead:' .. d.owner, cjson.encode({delivery = d.id, notification = d.notification,
         kind = d.kind, endpoint = d.endpoint, channel = d.channel, match_id = d.match_id, attempts = 0,
         reason = reason, at_ms = now}))
@@ -138,6 +139,7 @@ if how == 'retry' then
   return 1
 end
 redis.call('HSET', key, 'state', how, 'error', reason, 'claimed', 0, 'ended_ms', now)
+redis.call('HDEL', key, 'payload')  -- what is kept of an ended delivery is small
 redis.call('ZREM', p .. 'due:' .. d[2], id)
 requeue(d[2])
 redis.call('HINCRBY', p .. 'pending', d[2], -1)

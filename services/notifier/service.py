@@ -40,7 +40,7 @@ class NotifierConfig:
     backoff_base_s: float = 5.0
     backoff_cap_s: float = 1800.0
     lease_s: float = 60.0  # a claimed delivery is due again after this (a crashed notifier's)
-    retention_s: int = 7 * 86400  # how long a finished delivery's entry (its id) is kept
+    retention_s: int = 86400  # how long a finished delivery's entry (its id and state) is kept
     batch: int = 500
 
     @classmethod
