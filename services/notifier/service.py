@@ -84,9 +84,16 @@ class Notifier:
         log.info("reading %d partitions; %d deliveries a previous run held are due again", len(starts), released)
         on_ready()
         tasks = [asyncio.create_task(self._consume(stop)), asyncio.create_task(self._deliver(stop))]
+        stopping = asyncio.create_task(stop.wait())
         try:
-            await stop.wait()
+            # a loop that fails (Redis away) ends the process: a restart resumes from the offsets in Redis
+            await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            for task in tasks:
+                error = task.exception() if task.done() else None
+                if error is not None:
+                    raise error
         finally:
+            stopping.cancel()
             for task in tasks:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
