@@ -24,6 +24,7 @@ from bench.procs import Service, free_port
 from games.playout import random_playout_records
 from services.notifier import rules
 from tests.integration.harness import produce
+from tests.support import record
 
 from .gateway_stack import auth, running_stack
 
@@ -195,6 +196,39 @@ def test_each_move_sends_the_opponent_a_signed_webhook_and_an_email(world, http_
     over = [orjson.loads(b) for _, b in _hooks(received, f"/ok/{bob}") if orjson.loads(b)["kind"] == "match_over"]
     assert len(over) == 1 and over[0]["details"]["result"] in ("won", "lost", "draw")
     assert any(m["Subject"].startswith("Your move in strands") for m in _mails(mailbox[1], "bob@example.org"))
+
+
+def test_an_invitation_and_a_clock_running_low_are_told(world, http_receiver):
+    """A reserved seat invites its player; a correspondence turn whose deadline is near (the records'
+    times are 20 hours in the past) sends `clock_low` at once, with the deadline."""
+    stack, _ = world
+    base, received = http_receiver
+    nia, _ = _player(stack, "nia")
+    oto, oto_auth = _player(stack, "oto")
+    _endpoint(stack, oto_auth, channel="webhook", url=f"{base}/ok/{oto}")
+    invite = f"i{uuid.uuid4().hex[:10]}"
+    create = {"type": "create", "game": "strands", "seats": [nia, None], "invited": [None, oto], "options": OPTIONS}
+    produce(stack.bootstrap, stack.topics.moves, [(invite.encode(), record(invite, nia, create, 0, at_ms=_ms()))])
+    late = f"c{uuid.uuid4().hex[:10]}"
+    steps = random_playout_records(
+        "strands", OPTIONS, 1, late, (nia, oto), start_ms=_ms() - 20 * 3_600_000, clock=ONE_DAY
+    )
+    first_two = [next(steps), next(steps)]  # the create, then nia's move: oto to move, 4 hours left
+    reminder = [n for n in rules.from_result(first_two[1][1].result) if n.kind == "clock_low"]
+    assert len(reminder) == 1 and reminder[0].player == oto and reminder[0].due_ms < _ms()
+    produce(stack.bootstrap, stack.topics.moves, [(late.encode(), raw) for raw, _ in first_two])
+
+    def kinds() -> dict[str, dict[str, Any]]:
+        return {orjson.loads(b)["kind"]: orjson.loads(b) for _, b in _hooks(received, f"/ok/{oto}")}
+
+    _wait(lambda: {"invited", "your_move", "clock_low"} <= set(kinds()), what="oto's three notifications")
+    assert kinds()["invited"]["match_id"] == invite and kinds()["invited"]["details"] == {"seat": 1, "by": nia}
+    low = kinds()["clock_low"]
+    assert low["id"] == reminder[0].id and low["details"]["deadline_ms"] == reminder[0].details["deadline_ms"]
+
+
+def _ms() -> int:
+    return int(time.time() * 1000)
 
 
 def test_preferences_choose_kinds_and_channels(world, http_receiver, mailbox):
