@@ -264,6 +264,25 @@ def passthrough(stack: BenchStack, space: RunSpace) -> Service:
     return Service("passthrough", "bench.passthrough", args, service_env(stack, space), space.dir)
 
 
+def notifier_with_platform_webhook(stack: BenchStack, space: RunSpace, url: str) -> Service:
+    """The notifier, with one platform webhook (every player's notifications) at `url`, written
+    straight into the run's Redis keys (PLYLOG_BENCH_DEAD_ENDPOINT: the latency scenario with an
+    endpoint that never answers, docs/notifications.md)."""
+    import orjson
+
+    from services.common import redis_client
+    from services.common.notify_store import PLATFORM, endpoints_key
+
+    endpoint = {"id": "we-bench", "channel": "webhook", "url": url, "secret": "whsec_bench", "created_at": "-"}
+    client = redis_client.connect(stack.redis_url)
+    try:
+        client.hset(endpoints_key(space.redis_prefix, PLATFORM), endpoint["id"], orjson.dumps(endpoint))
+    finally:
+        client.close()
+    env = {**service_env(stack, space), "PLYLOG_NOTIFY_ALLOW_PRIVATE": "1"}
+    return Service("notifier", "services.notifier", (), env, space.dir)
+
+
 def floor_hops(stack: BenchStack, space: RunSpace, relay: str = "relay") -> list[Service]:
     """The design's hops with no work at them (bench/hops.py): moves -> results -> Redis; `relay`
     "faust-relay" forwards through a Faust agent instead of librdkafka."""

@@ -40,6 +40,7 @@ from .procs import (
     Services,
     floor_hops,
     gateway,
+    notifier_with_platform_webhook,
     passthrough,
     projector,
     rules_worker,
@@ -280,9 +281,15 @@ async def scale(ctx: Context) -> RunResult:
 
 
 async def latency_run(ctx: Context) -> RunResult:
-    return await _closed_loop_latency(
-        ctx, "latency", lambda space: [rules_worker(ctx.stack, space), projector(ctx.stack, space)]
-    )
+    dead_endpoint = os.environ.get("PLYLOG_BENCH_DEAD_ENDPOINT", "")  # + a notifier sending there
+
+    def services(space: RunSpace) -> list[Service]:
+        measured = [rules_worker(ctx.stack, space), projector(ctx.stack, space)]
+        if dead_endpoint:
+            measured.append(notifier_with_platform_webhook(ctx.stack, space, dead_endpoint))
+        return measured
+
+    return await _closed_loop_latency(ctx, "latency", services)
 
 
 async def floor(ctx: Context) -> RunResult:

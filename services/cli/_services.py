@@ -133,6 +133,12 @@ SERVICES: list[ServiceSpec] = [
         ready="file",  # written once it has its partitions of plylog.results
         description="bot service: plays bot:<id> seats (plylog.results -> plylog.moves)",
     ),
+    ServiceSpec(
+        name="notifier",
+        module="services.notifier",
+        ready="file",  # written once it reads its partitions from the offsets in Redis
+        description="notifier: plylog.results/outcomes -> webhooks and e-mail (docs/notifications.md)",
+    ),
 ]
 
 

@@ -9,7 +9,9 @@ assign() only, no group); the bot service produces moves and reads results in it
 worker reads moves in its Faust group and writes results, outcomes, dead letters and Faust's own
 topics (the changelog and the leader-election topic `<prefix>rules-__assignor-__leader`, which
 Faust creates, hence CREATE on the prefix `<prefix>rules-`); the projector reads results and
-outcomes in its group; a reader (exports, audits, `plylog rebuild`) reads every contract topic.
+outcomes in its group; the notifier reads results and outcomes (assign() only, no group: its
+offsets are in Redis) and writes nothing to Kafka; a reader (exports, audits, `plylog rebuild`)
+reads every contract topic.
 A WRITE grant includes the idempotent producer's InitProducerId (Kafka >= 2.8, KIP-679).
 """
 
@@ -28,6 +30,7 @@ SERVICE_USERS = {
     "rules": "plylog-rules",
     "projector": "plylog-projector",
     "reader": "plylog-reader",
+    "notifier": "plylog-notifier",
 }
 OPERATOR = "plylog-operator"
 BROKER = "plylog-broker"  # inter-broker traffic (SCRAM on the client listener)
@@ -48,7 +51,7 @@ class Grant:
 
 def grants(topics: Topics) -> list[Grant]:
     """Every ACL of one installation (one topic prefix)."""
-    gateway, bots, rules, projector, reader = (SERVICE_USERS[n] for n in SERVICE_USERS)
+    gateway, bots, rules, projector, reader, notifier = (SERVICE_USERS[n] for n in SERVICE_USERS)
     write, read = ("WRITE", "DESCRIBE"), ("READ", "DESCRIBE")
     faust_topics = ("CREATE", "READ", "WRITE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
     return [
@@ -66,6 +69,8 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(projector, "group", f"{topics.prefix}projector", read, prefixed=True),
         *(Grant(reader, "topic", name, read) for name in topics.all()),
         Grant(reader, "group", f"{topics.prefix}reader", read, prefixed=True),  # `plylog rebuild`'s
+        Grant(notifier, "topic", topics.results, read),  # partitions assigned, no group
+        Grant(notifier, "topic", topics.outcomes, read),
     ]
 
 

@@ -27,7 +27,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("games", "schemas", "services", "bench")
-SERVICES = ("rules", "projector", "gateway", "bots")
+SERVICES = ("rules", "projector", "gateway", "bots", "notifier")
 LAUNCHERS = ("services.cli", "bench")  # may name a service's module to run
 KAFKA_CLIENTS = ("kafka", "aiokafka", "confluent_kafka", "faust", "mode")  # mode: Faust's service framework
 KAFKA_LAYER = "services.common.kafka_"
