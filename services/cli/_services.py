@@ -133,6 +133,12 @@ SERVICES: list[ServiceSpec] = [
         ready="file",  # written once it has its partitions of plylog.results
         description="bot service: plays bot:<id> seats (plylog.results -> plylog.moves)",
     ),
+    ServiceSpec(
+        name="matchmaker",
+        module="services.matchmaker",
+        ready="file",  # written once it has its checkpoint and reads plylog.lobby
+        description="matchmaker: seeks and pools (plylog.lobby -> creates on plylog.moves)",
+    ),
 ]
 
 

@@ -28,6 +28,7 @@ SERVICE_USERS = {
     "rules": "plylog-rules",
     "projector": "plylog-projector",
     "reader": "plylog-reader",
+    "matchmaker": "plylog-matchmaker",
 }
 OPERATOR = "plylog-operator"
 BROKER = "plylog-broker"  # inter-broker traffic (SCRAM on the client listener)
@@ -48,7 +49,7 @@ class Grant:
 
 def grants(topics: Topics) -> list[Grant]:
     """Every ACL of one installation (one topic prefix)."""
-    gateway, bots, rules, projector, reader = (SERVICE_USERS[n] for n in SERVICE_USERS)
+    gateway, bots, rules, projector, reader, matchmaker = (SERVICE_USERS[n] for n in SERVICE_USERS)
     write, read = ("WRITE", "DESCRIBE"), ("READ", "DESCRIBE")
     faust_topics = ("CREATE", "READ", "WRITE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
     return [
@@ -66,6 +67,11 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(projector, "group", f"{topics.prefix}projector", read, prefixed=True),
         *(Grant(reader, "topic", name, read) for name in topics.all()),
         Grant(reader, "group", f"{topics.prefix}reader", read, prefixed=True),  # `plylog rebuild`'s
+        # the lobby: players' submissions through the gateway; the matchmaker folds it (assign(), no
+        # group), writes its ticks to it and creates the matches it makes on moves
+        Grant(gateway, "topic", topics.lobby, write),
+        Grant(matchmaker, "topic", topics.lobby, ("WRITE", "READ", "DESCRIBE")),
+        Grant(matchmaker, "topic", topics.moves, write),
     ]
 
 

@@ -193,6 +193,21 @@ class Keys:
     def live_match_id(self, channel: str) -> str:
         return channel[len(self.prefix) + len("live:") :]
 
+    # the lobby (services/matchmaker): folded from plylog.lobby by the matchmaker, not the projector
+    @property
+    def lobby_view(self) -> str:
+        """JSON: the open seeks and the pool entries waiting, and the offset they are as of."""
+        return f"{self.prefix}lobby:{{lobby}}:view"
+
+    @property
+    def lobby_checkpoint(self) -> str:
+        """JSON: the matchmaker's lobby and the offset of the next record to fold."""
+        return f"{self.prefix}lobby:{{lobby}}:checkpoint"
+
+    def lobby_result(self, player: str, event_id: str) -> str:
+        """JSON: the lobby result of a player's submission (kept an hour); player ids hold no ':'."""
+        return f"{self.prefix}lobby:{{lobby}}:result:{event_id}:{player}"
+
     def ratelimit(self, player: str) -> str:
         return f"{self.prefix}ratelimit:{player}"
 

@@ -62,7 +62,7 @@ async def test_plylogs_own_producers_put_a_match_on_its_home_partition(kafka_boo
 def test_contract_topics_helper(kafka_bootstrap, contract_topics):
     topics = contract_topics(partitions=5)
     counts = kafka_admin.partition_counts(kafka_bootstrap, topics.all())
-    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1, topics.deadletter: 5}
+    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1, topics.deadletter: 5, topics.lobby: 1}
     assert kafka_admin.topic_configs(kafka_bootstrap, topics.moves)["retention.ms"] == "-1"
     # Creating them again is a no-op.
     again = kafka_admin.ensure_contract_topics(kafka_bootstrap, topics.prefix, 5)
