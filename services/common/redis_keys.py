@@ -89,7 +89,7 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
                                               against PLYLOG_BOT_MATCHES_PER_PLAYER: member = match id,
                                               score = admitted (ms); dropped once the projection shows
                                               the match over (services/gateway/bot_cap.py)
-<p>lobby:{lobby}:view|checkpoint|result:<event id>:<player>  string  the matchmaker's (services/matchmaker):
+<p>lobby:{lobby}:view|checkpoint|result:<len>:<event id>:<player>  string  the matchmaker's (services/matchmaker):
                                               folded from plylog.lobby, not by the projector; a lost
                                               checkpoint makes it refold the topic
 """
@@ -225,8 +225,9 @@ class Keys:
         return f"{self.prefix}lobby:{{lobby}}:checkpoint"
 
     def lobby_result(self, player: str, event_id: str) -> str:
-        """JSON: the lobby result of a player's submission (kept an hour); player ids hold no ':'."""
-        return f"{self.prefix}lobby:{{lobby}}:result:{event_id}:{player}"
+        """JSON: the lobby result of a player's submission (kept an hour); the event id's length
+        first, so that no other (event id, player) pair names the same key."""
+        return f"{self.prefix}lobby:{{lobby}}:result:{len(event_id)}:{event_id}:{player}"
 
     def ratelimit(self, player: str) -> str:
         return f"{self.prefix}ratelimit:{player}"

@@ -18,7 +18,8 @@ from schemas.matchmaking import MAX_TTL_S, Rating, SeekId
 from .auth import client_address
 from .errors import ApiError
 from .matches import Body
-from .resources import AccessDep, ConfigDep, LeasesDep, LobbyDep
+from .play import BOT_PREFIX, playable_bots
+from .resources import AccessDep, ConfigDep, LeasesDep, LobbyDep, ProjectionDep
 from .stream_leases import LeasedStream
 
 router = APIRouter()
@@ -108,8 +109,19 @@ async def cancel_seek(seek_id: SeekId, request: Request, access: AccessDep, lobb
 
 
 @router.post("/v1/lobby/pool", tags=["lobby"], summary="Wait in a pool until the matchmaker pairs you")
-async def join_pool(body: PoolRequest, request: Request, access: AccessDep, lobby: LobbyDep, wait: float = WAIT) -> Any:
+async def join_pool(
+    body: PoolRequest,
+    request: Request,
+    access: AccessDep,
+    lobby: LobbyDep,
+    projection: ProjectionDep,
+    wait: float = WAIT,
+) -> Any:
     player = await _player(request, access)
+    if body.bot is not None:  # the decider trusts the name: only a bot may be seated without asking
+        if not body.bot.startswith(BOT_PREFIX):
+            raise ApiError(422, "unknown_bot", f"{body.bot!r} is not a bot (bot ids start with {BOT_PREFIX!r})")
+        await playable_bots(projection, body.game, [body.bot])
     action = {"type": "join_pool", **_without_none(body), "rating": await lobby.rating(player, body.game)}
     return _answer(await lobby.submit(player, action, body.event_id, wait))
 

@@ -9,8 +9,8 @@ two, it folds the same records again from the older checkpoint and writes the sa
 rules answer the second copy `duplicate`, so no match is created twice.
 
 Ticks go through the topic like every other record, so a replay makes the same passes at the same
-times (docs/matchmaking.md). The service sends one only while something is waiting in a pool, or
-when a seek has expired, and only once it has read the topic to its end.
+times (docs/matchmaking.md). The service sends one only when time has brought a change (a window
+widens, a bot's wait ends, something expires), and only once it has read the topic to its end.
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from kafka.errors import KafkaError
+from redis.exceptions import RedisError
 
-from games.matchmaking import Lobby, LobbyStep, Matchmaker, encode
+from games.matchmaking import Lobby, LobbyStep, Matchmaker, encode, window
+from games.matchmaking.rules import MAX_WINDOW, WIDEN_EVERY_MS
 from games.timeutil import from_ms
 from schemas.matchmaking import MATCHMAKER
 from services.common import redis_client
-from services.common.kafka_produce import Producer
+from services.common.kafka_produce import ProduceFailed, Producer
 from services.common.kafka_read import PartitionReader
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -36,6 +39,7 @@ from services.common.settings import Settings
 log = logging.getLogger("plylog.matchmaker")
 BATCH = 500  # lobby records folded per batch
 POLL_S = 0.5
+RETRY_S = 2.0
 RESULT_TTL_S = 3600  # how long a submission's result stays readable (the gateway waits for it)
 
 
@@ -85,10 +89,28 @@ def tick_record(now_ms: int) -> dict[str, Any]:
     }
 
 
+def next_change_ms(lobby: Lobby) -> int | None:
+    """The first moment after the lobby's time at which a pass could do something a pass at its
+    time did not: a window widens (every WIDEN_EVERY_MS until MAX_WINDOW), a bot's wait ends, a
+    seek or an entry expires. None: nothing is waiting for time."""
+    now = lobby.now_ms
+    moments = [seek.expires_ms for seek in lobby.seeks]
+    for entry in lobby.waiting:
+        moments.append(entry.expires_ms)
+        if window(entry.joined_ms, now) < MAX_WINDOW:
+            steps = max(0, now - entry.joined_ms) // WIDEN_EVERY_MS
+            moments.append(entry.joined_ms + (steps + 1) * WIDEN_EVERY_MS)
+        if entry.bot_after_ms is not None:
+            moments.append(entry.joined_ms + entry.bot_after_ms)
+    later = [moment for moment in moments if moment > now]
+    return min(later) if later else None
+
+
 def tick_due(lobby: Lobby, now_ms: int) -> bool:
-    """A tick is worth its record while a pool holds someone (windows widen, bots sit down) or a
-    seek has expired (it leaves the lobby's view)."""
-    return bool(lobby.waiting) or any(seek.expires_ms <= now_ms for seek in lobby.seeks)
+    """A tick is worth its record only when time has brought a change (so a lobby whose windows
+    are all at their widest writes no ticks until something expires)."""
+    due = next_change_ms(lobby)
+    return due is not None and due <= now_ms
 
 
 class MatchmakerService:
@@ -121,14 +143,21 @@ class MatchmakerService:
                 self.ready_file.write_text("ready\n")
             last_tick = 0.0
             while True:
-                records, position = await asyncio.to_thread(reader.take, BATCH, POLL_S)
-                if records:
-                    await self._fold(records, position, producer, redis)
-                caught_up = len(records) < BATCH
-                now = time.time()
-                if caught_up and now - last_tick >= self.tick_s and tick_due(self.matchmaker.lobby, int(now * 1000)):
-                    last_tick = now
-                    await producer.send(self.topic, encode(tick_record(int(now * 1000))), key=MATCHMAKER.encode())
+                try:
+                    records, position = await asyncio.to_thread(reader.take, BATCH, POLL_S)
+                    if records:
+                        await self._fold(records, position, producer, redis)
+                    now = time.time()
+                    due = tick_due(self.matchmaker.lobby, int(now * 1000))
+                    if len(records) < BATCH and now - last_tick >= self.tick_s and due:  # read to the end
+                        last_tick = now
+                        await producer.send(self.topic, encode(tick_record(int(now * 1000))), key=MATCHMAKER.encode())
+                except (ProduceFailed, RedisError, KafkaError) as error:
+                    # what is not checkpointed is folded again: from the checkpoint, as after a crash
+                    log.warning("matchmaker step failed (%s); resuming from the checkpoint in %gs", error, RETRY_S)
+                    await asyncio.sleep(RETRY_S)
+                    await self._restore(redis)
+                    await asyncio.to_thread(reader.start, self.topic, 0, self.offset)
         finally:
             await asyncio.to_thread(reader.close)
             await producer.stop()
@@ -137,6 +166,7 @@ class MatchmakerService:
 
     async def _restore(self, redis: Any) -> None:
         raw = await redis.get(self.keys.lobby_checkpoint)
+        self.matchmaker, self.offset = Matchmaker(), 0
         if raw is None:
             log.info("no checkpoint: folding %s from its beginning", self.topic)
             return

@@ -77,6 +77,10 @@ def test_two_players_agree_a_correspondence_match_through_a_seek_once(kafka_boot
     with running_stack(kafka_bootstrap, redis_url, tmp_path, "seek", 2, matchmaker=True) as stack:
         ann, ann_auth = _guest(stack, "ann")
         ben, ben_auth = _guest(stack, "ben")
+        assert stack.http.post("/v1/lobby/seeks", json=POOL).status_code == 401  # a player's credential only
+        # the decider seats a pool entry's bot without asking it: only a bot may be named
+        as_bot = stack.http.post("/v1/lobby/pool", json={**POOL, "bot": ben, "bot_after_s": 0}, headers=ann_auth)
+        assert as_bot.status_code == 422 and as_bot.json()["error"]["code"] == "unknown_bot"
         posted = stack.http.post("/v1/lobby/seeks", json={**POOL, "seat": 0}, headers=ann_auth, params={"wait": 10})
         assert posted.status_code == 200, posted.text
         opened = posted.json()["events"][0]
