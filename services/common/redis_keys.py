@@ -89,9 +89,10 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
                                               against PLYLOG_BOT_MATCHES_PER_PLAYER: member = match id,
                                               score = admitted (ms); dropped once the projection shows
                                               the match over (services/gateway/bot_cap.py)
-<p>lobby:{lobby}:view|checkpoint|result:<len>:<event id>:<player>  string  the matchmaker's (services/matchmaker):
-                                              folded from plylog.lobby, not by the projector; a lost
-                                              checkpoint makes it refold the topic
+<p>lobby:{lobby}:view|offset|checkpoint|result:<len>:<event id>:<player>  string
+                                              the matchmaker's (services/matchmaker): folded from
+                                              plylog.lobby, not by the projector; a lost checkpoint
+                                              makes it refold the topic
 """
 
 from __future__ import annotations
@@ -218,6 +219,11 @@ class Keys:
     def lobby_view(self) -> str:
         """JSON: the open seeks and the pool entries waiting, and the offset they are as of."""
         return f"{self.prefix}lobby:{{lobby}}:view"
+
+    @property
+    def lobby_offset(self) -> str:
+        """The offset the lobby's view is as of: what a lobby stream polls (the view only when it changed)."""
+        return f"{self.prefix}lobby:{{lobby}}:offset"
 
     @property
     def lobby_checkpoint(self) -> str:

@@ -79,20 +79,21 @@ class LobbyDesk:
     async def view(self) -> dict[str, Any]:
         found = await self._redis.get(self._keys.lobby_view)
         if found is None:
-            return {"offset": 0, "at": None, "seeks": [], "pools": []}
+            return {"offset": 0, "at": None, "seeks_count": 0, "seeks": [], "pools": []}
         view: dict[str, Any] = orjson.loads(found)
         return view
 
     async def stream(self, keepalive_s: float) -> AsyncIterator[str]:
         """Server-Sent Events: the lobby's view now, then each newer one (event `lobby`, id = offset)."""
-        shown = -1
+        shown: bytes | None = b"-1"
         quiet = 0.0
         while True:
-            view = await self.view()
-            if view["offset"] != shown:
-                shown = view["offset"]
+            offset = await self._redis.get(self._keys.lobby_offset)  # a few bytes a poll; the view when it changed
+            if offset != shown:
+                shown = offset
                 quiet = 0.0
-                yield f"event: lobby\nid: {shown}\ndata: {orjson.dumps(view).decode()}\n\n"
+                view = await self.view()
+                yield f"event: lobby\nid: {view['offset']}\ndata: {orjson.dumps(view).decode()}\n\n"
             elif quiet >= keepalive_s:
                 quiet = 0.0
                 yield ": keepalive\n\n"

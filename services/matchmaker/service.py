@@ -40,11 +40,14 @@ log = logging.getLogger("plylog.matchmaker")
 BATCH = 500  # lobby records folded per batch
 POLL_S = 0.5
 RETRY_S = 2.0
+VIEW_SEEKS = 500  # seeks the lobby's view lists (the oldest first): each view is read whole by every stream
+VIEW_WAITING = 100  # players the view lists per pool (with the count of all)
 RESULT_TTL_S = 3600  # how long a submission's result stays readable (the gateway waits for it)
 
 
 def lobby_view(lobby: Lobby, offset: int) -> dict[str, Any]:
-    """What the lobby page shows: open seeks and the pools' waiting players, as of `offset`."""
+    """What the lobby page shows: open seeks and the pools' waiting players, as of `offset`; at
+    most VIEW_SEEKS seeks and VIEW_WAITING players per pool, with the counts of all."""
     pools: dict[str, dict[str, Any]] = {}
     for entry in lobby.waiting:
         pool = pools.setdefault(
@@ -54,12 +57,20 @@ def lobby_view(lobby: Lobby, offset: int) -> dict[str, Any]:
                 "game": entry.game,
                 "options": entry.options,
                 "clock": entry.clock,
+                "waiting_count": 0,
                 "waiting": [],
             },
         )
-        pool["waiting"].append(
-            {"player": entry.player, "rating": entry.rating, "joined_at": from_ms(entry.joined_ms), "bot": entry.bot}
-        )
+        pool["waiting_count"] += 1
+        if len(pool["waiting"]) < VIEW_WAITING:
+            pool["waiting"].append(
+                {
+                    "player": entry.player,
+                    "rating": entry.rating,
+                    "joined_at": from_ms(entry.joined_ms),
+                    "bot": entry.bot,
+                }
+            )
     seeks = [
         {
             "seek_id": s.seek_id,
@@ -73,10 +84,10 @@ def lobby_view(lobby: Lobby, offset: int) -> dict[str, Any]:
             "seat": s.seat,
             "expires_at": from_ms(s.expires_ms),
         }
-        for s in lobby.seeks
+        for s in lobby.seeks[:VIEW_SEEKS]
     ]
     at = from_ms(lobby.now_ms) if lobby.now_ms else None
-    return {"offset": offset, "at": at, "seeks": seeks, "pools": list(pools.values())}
+    return {"offset": offset, "at": at, "seeks_count": len(lobby.seeks), "seeks": seeks, "pools": list(pools.values())}
 
 
 def tick_record(now_ms: int) -> dict[str, Any]:
@@ -194,5 +205,6 @@ class MatchmakerService:
                     key = self.keys.lobby_result(result["player"], result["event_id"])
                     pipe.set(key, orjson.dumps(result), ex=RESULT_TTL_S)
             pipe.set(self.keys.lobby_view, orjson.dumps(lobby_view(lobby, position)))
+            pipe.set(self.keys.lobby_offset, position)
             pipe.set(self.keys.lobby_checkpoint, orjson.dumps({"offset": position, "lobby": lobby.to_json()}))
             await pipe.execute()

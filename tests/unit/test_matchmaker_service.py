@@ -53,7 +53,10 @@ def test_a_bots_wait_and_a_seeks_expiry_are_changes_too():
     assert next_change_ms(Lobby()) is None
     view = lobby_view(Lobby(seeks=(seek,), waiting=(_entry(0),), now_ms=1_000), 7)
     assert view["offset"] == 7 and view["seeks"][0]["seek_id"] == seek.seek_id
-    assert view["pools"][0]["waiting"][0]["player"] == "ann"
+    assert view["pools"][0]["waiting"][0]["player"] == "ann" and view["pools"][0]["waiting_count"] == 1
+    many = Lobby(seeks=tuple(seek.evolved(seek_id=f"s-{n:020x}") for n in range(600)))
+    capped = lobby_view(many, 9)
+    assert len(capped["seeks"]) == 500 and capped["seeks_count"] == 600  # each stream reads the view whole
 
 
 def test_a_submissions_result_key_names_one_event_id_and_player():

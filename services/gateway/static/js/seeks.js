@@ -111,7 +111,7 @@ function show(view) {
   const pools = document.getElementById("list-pools");
   if (pools) {
     clear(pools, view.pools.map((pool) => h("li", { dataset: { pool: pool.pool_id } },
-      `${GAME_TITLES[pool.game] || pool.game}, ${clockText(pool.clock)}: ${pool.waiting.length} waiting (`,
+      `${GAME_TITLES[pool.game] || pool.game}, ${clockText(pool.clock)}: ${pool.waiting_count ?? pool.waiting.length} waiting (`,
       pool.waiting.map((w) => `${w.player} ${w.rating}`).join(", "), ")")));
   }
 }
