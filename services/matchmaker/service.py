@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from kafka.errors import KafkaError
 from redis.exceptions import RedisError
 
 from games.matchmaking import Lobby, LobbyStep, Matchmaker, encode, window
@@ -163,7 +162,7 @@ class MatchmakerService:
                     if len(records) < BATCH and now - last_tick >= self.tick_s and due:  # read to the end
                         last_tick = now
                         await producer.send(self.topic, encode(tick_record(int(now * 1000))), key=MATCHMAKER.encode())
-                except (ProduceFailed, RedisError, KafkaError) as error:
+                except (ProduceFailed, RedisError, OSError) as error:
                     # what is not checkpointed is folded again: from the checkpoint, as after a crash
                     log.warning("matchmaker step failed (%s); resuming from the checkpoint in %gs", error, RETRY_S)
                     await asyncio.sleep(RETRY_S)

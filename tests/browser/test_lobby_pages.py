@@ -17,13 +17,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 @pytest.fixture(scope="module")
 def web_stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    """This module's stack: the browser tests' one, with the matchmaker."""
+    """This module's stack: the browser tests' one (bots included), with the matchmaker."""
     with running_stack(
         kafka_bootstrap,
         redis_url,
         tmp_path_factory.mktemp("web-lobby"),
         "lobbyweb",
         PARTITIONS,
+        bots=True,  # a pool entry may let a bot take the other seat
         matchmaker=True,
         PLYLOG_RATE_PER_S="200",
         PLYLOG_RATE_BURST="200",
@@ -81,3 +82,15 @@ def test_a_seek_accepted_from_the_lobby_then_my_games_and_the_rating_graph(new_p
     assert "1 rated matches" in graph.text_content()
     ann.wait_for_selector(f"#recent tr:has-text('{ben_id}')")
     screenshot(ann, "player-page")
+
+
+def test_a_pool_player_who_allows_the_computer_gets_it_after_the_wait(new_page, web_stack):
+    carl = new_page("carl")
+    player_id(carl)
+    carl.select_option("#seek-game", "strands")
+    carl.select_option("#pool-bot-after", "5")
+    carl.click("#pool-button")
+    carl.wait_for_selector(".messages:has-text('You wait in the pool')")
+    carl.wait_for_selector("#list-pools li:has-text('1 waiting')")  # live
+    carl.goto("/games.html")
+    carl.wait_for_selector("#my-games tr:has-text('bot:')", timeout=60_000)  # the matchmaker's tick seated it

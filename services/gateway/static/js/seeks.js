@@ -28,6 +28,8 @@ export function seekForm(messages, forms) {
   const days = h("select", { id: "seek-days" }, DAYS.map((n) => h("option", { value: String(n) }, `${n} day${n > 1 ? "s" : ""} per move`)));
   const low = h("input", { id: "seek-min", type: "number", min: 0, max: 4000, size: 5, placeholder: "any" });
   const high = h("input", { id: "seek-max", type: "number", min: 0, max: 4000, size: 5, placeholder: "any" });
+  const botAfter = h("select", { id: "pool-bot-after", title: "in the pool: the computer takes the other seat if no person came" },
+    h("option", { value: "" }, "never"), [5, 30, 60, 120, 300].map((n) => h("option", { value: String(n) }, `after ${n} s`)));
   const offer = () => {
     const options = (forms[game.value] || (forms[game.value] = GAMES[game.value].optionsForm())).options();
     const offer = { game: game.value, options, clock: { kind: "correspondence", days_per_move: Number(days.value) } };
@@ -38,7 +40,13 @@ export function seekForm(messages, forms) {
   const send = async (what) => {
     try {
       const me = await identity();
-      const answer = what === "seek" ? await api.postSeek(me.token, offer()) : await api.joinPool(me.token, offer());
+      const pool = offer();
+      if (what === "pool" && botAfter.value) {
+        const bots = ((await api.bots(game.value)).bots || {})[game.value] || [];
+        if (!bots.length) throw new Error(`no computer player for ${GAME_TITLES[game.value]} is running`);
+        Object.assign(pool, { bot: bots[0].player, bot_after_s: Number(botAfter.value) });
+      }
+      const answer = what === "seek" ? await api.postSeek(me.token, offer()) : await api.joinPool(me.token, pool);
       if (!showMade(messages, answer, me)) {
         messages.show(answer.status === "pending" ? "Sent; the matchmaker has not answered yet."
           : what === "seek" ? "Your seek is open: anyone in range may accept it." : "You wait in the pool.", "info");
@@ -60,6 +68,7 @@ export function seekForm(messages, forms) {
     h("p", {}, h("label", { for: "seek-game" }, "Game "), game, " (options as in New match)"),
     h("p", {}, h("label", { for: "seek-days" }, "Clock "), days),
     h("p", {}, h("label", { for: "seek-min" }, "Opponent rating from "), low, h("label", { for: "seek-max" }, " to "), high),
+    h("p", {}, h("label", { for: "pool-bot-after" }, "In the pool, play the computer "), botAfter),
     h("p", {}, h("button", { id: "seek-button", type: "submit", class: "primary" }, "Post a seek"), " ",
       h("button", { id: "pool-button", type: "button", onclick: () => send("pool") }, "Join the pool"), " ",
       h("button", { id: "leave-pool", type: "button", class: "small", onclick: leave }, "Leave the pool")));
