@@ -9,7 +9,9 @@ assign() only, no group); the bot service produces moves and reads results in it
 worker reads moves in its Faust group and writes results, outcomes, dead letters and Faust's own
 topics (the changelog and the leader-election topic `<prefix>rules-__assignor-__leader`, which
 Faust creates, hence CREATE on the prefix `<prefix>rules-`); the projector reads results and
-outcomes in its group; a reader (exports, audits, `plylog rebuild`) reads every contract topic.
+outcomes in its group; a reader (exports, audits, `plylog rebuild`) reads every contract topic;
+the gateway writes players' lobby records, and the matchmaker reads and writes the lobby (its
+ticks; assign(), no group) and writes the creates of the matches it makes to moves.
 A WRITE grant includes the idempotent producer's InitProducerId (Kafka >= 2.8, KIP-679).
 """
 
