@@ -139,6 +139,12 @@ SERVICES: list[ServiceSpec] = [
         ready="file",  # written once it reads its partitions from the offsets in Redis
         description="notifier: plylog.results/outcomes -> webhooks and e-mail (docs/notifications.md)",
     ),
+    ServiceSpec(
+        name="matchmaker",
+        module="services.matchmaker",
+        ready="file",  # written once it has its checkpoint and reads plylog.lobby
+        description="matchmaker: seeks and pools (plylog.lobby -> creates on plylog.moves)",
+    ),
 ]
 
 

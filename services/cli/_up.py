@@ -189,7 +189,7 @@ class Up(Launch):
                 log=_kafka.kafka_log(s),
             ) from None
         created = [n for n, v in status.items() if v == "created"]
-        asked = {n: 1 if n == s.topics.outcomes else s.partitions for n in s.topics.all()}
+        asked = {n: 1 if n in s.topics.single_partition() else s.partitions for n in s.topics.all()}
         # Just created on a cluster, a topic may not be in every broker's metadata yet: say what was asked.
         parts = ", ".join(f"{n} ({counts.get(n) or asked[n]})" for n in s.topics.all())
         self.line(
@@ -197,7 +197,7 @@ class Up(Launch):
             f"{parts}, {s.replication_factor} replica(s): " + (f"created {len(created)}" if created else "all exist"),
         )
         for name in s.topics.all():
-            want = 1 if name == s.topics.outcomes else s.partitions
+            want = 1 if name in s.topics.single_partition() else s.partitions
             if counts.get(name) not in (None, want):
                 self.line(
                     "topics",

@@ -11,7 +11,9 @@ topics (the changelog and the leader-election topic `<prefix>rules-__assignor-__
 Faust creates, hence CREATE on the prefix `<prefix>rules-`); the projector reads results and
 outcomes in its group; the notifier reads results and outcomes (assign() only, no group: its
 offsets are in Redis) and writes nothing to Kafka; a reader (exports, audits, `plylog rebuild`)
-reads every contract topic.
+reads every contract topic; the gateway writes players' lobby records, and the matchmaker reads
+and writes the lobby (its ticks; assign(), no group) and writes the creates of the matches it
+makes to moves.
 A WRITE grant includes the idempotent producer's InitProducerId (Kafka >= 2.8, KIP-679).
 """
 
@@ -31,6 +33,7 @@ SERVICE_USERS = {
     "projector": "plylog-projector",
     "reader": "plylog-reader",
     "notifier": "plylog-notifier",
+    "matchmaker": "plylog-matchmaker",
 }
 OPERATOR = "plylog-operator"
 BROKER = "plylog-broker"  # inter-broker traffic (SCRAM on the client listener)
@@ -51,7 +54,7 @@ class Grant:
 
 def grants(topics: Topics) -> list[Grant]:
     """Every ACL of one installation (one topic prefix)."""
-    gateway, bots, rules, projector, reader, notifier = (SERVICE_USERS[n] for n in SERVICE_USERS)
+    gateway, bots, rules, projector, reader, notifier, matchmaker = (SERVICE_USERS[n] for n in SERVICE_USERS)
     write, read = ("WRITE", "DESCRIBE"), ("READ", "DESCRIBE")
     faust_topics = ("CREATE", "READ", "WRITE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
     return [
@@ -71,6 +74,11 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(reader, "group", f"{topics.prefix}reader", read, prefixed=True),  # `plylog rebuild`'s
         Grant(notifier, "topic", topics.results, read),  # partitions assigned, no group
         Grant(notifier, "topic", topics.outcomes, read),
+        # the lobby: players' submissions through the gateway; the matchmaker folds it (assign(), no
+        # group), writes its ticks to it and creates the matches it makes on moves
+        Grant(gateway, "topic", topics.lobby, write),
+        Grant(matchmaker, "topic", topics.lobby, ("WRITE", "READ", "DESCRIBE")),
+        Grant(matchmaker, "topic", topics.moves, write),
     ]
 
 

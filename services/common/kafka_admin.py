@@ -50,8 +50,8 @@ def contract_topic_specs(
     replication: int = 1,
     min_insync: int = 1,
 ) -> list[TopicSpec]:
-    """The four contract topics for `prefix`: moves/results/deadletter get `partitions`
-    partitions, outcomes exactly one; moves is kept forever, the others `retention_ms`; each
+    """The contract topics for `prefix`: moves/results/deadletter get `partitions`
+    partitions, outcomes and lobby exactly one; moves and lobby are kept forever, the others `retention_ms`; each
     with `replication` replicas of which `min_insync` must have a write (acks=all)."""
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
@@ -64,6 +64,7 @@ def contract_topic_specs(
         TopicSpec(t.results, partitions, dict(keep), replication),
         TopicSpec(t.outcomes, 1, dict(keep), replication),
         TopicSpec(t.deadletter, partitions, dict(keep), replication),
+        TopicSpec(t.lobby, 1, dict(forever), replication),  # kept forever: pairings are replayed from it
     ]
 
 

@@ -172,6 +172,42 @@ class Projection:
             out.append({"match_id": _text(match_id), "updated_ms": int(score), **summary})
         return out
 
+    async def player_matches(self, player: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The player's unfinished matches ("my games"), each with its view, latest update first."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for partition in self.keys.all_partitions():
+                pipe.zrevrange(self.keys.player_matches(player, partition), 0, limit - 1, withscores=True)
+            per_partition = await pipe.execute()
+        ids = list(heapq.merge(*per_partition, key=lambda row: (row[1], row[0]), reverse=True))[:limit]
+        return await self._with_fields(ids, (*SUMMARY_FIELDS, "view"))
+
+    async def player_recent(self, player: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The player's latest finished matches, the latest first."""
+        ids = await self.client.zrevrange(self.keys.player_recent(player), 0, limit - 1, withscores=True)
+        return await self._with_fields(ids, SUMMARY_FIELDS)
+
+    async def rating_history(self, player: str, game: str, limit: int = 1000) -> list[dict[str, Any]]:
+        """The player's rating after each rated outcome of `game`, oldest first (at most the latest `limit`)."""
+        members = await self.client.zrange(self.keys.rating_history(player, game), -limit, -1)
+        return [orjson.loads(m) for m in members]
+
+    async def _with_fields(self, ids: list[tuple[Any, float]], fields: tuple[str, ...]) -> list[dict[str, Any]]:
+        if not ids:
+            return []
+        async with self.client.pipeline(transaction=False) as pipe:
+            for match_id, _ in ids:
+                pipe.hmget(self.keys.match(_text(match_id)), list(fields))
+            rows = await pipe.execute()
+        return [
+            {
+                "match_id": _text(match_id),
+                "updated_ms": int(score),
+                **_decode_match(dict(zip(fields, values, strict=False))),
+            }
+            for (match_id, score), values in zip(ids, rows, strict=False)
+            if values[0] is not None
+        ]
+
     # --- players, leaderboards, activity -------------------------------------------------------------
     async def leaderboard(self, game: str, by: str = "rating", limit: int = 20) -> list[dict[str, Any]]:
         if by not in LEADERBOARDS:

@@ -56,6 +56,14 @@ key                                   type    content
                                               (not aborted, not hot seat); absent = never played rated
 <p>lb:{outcomes}:<game>:rating|wins|played  zset  leaderboards: member = player, score = the value; every
                                               rated player (TOP 20 = ZREVRANGE 0 19 WITHSCORES)
+<p>rating-history:{outcomes}:<game>:<player>  zset  each rated outcome's standing after it: score = the
+                                              player's rated matches played then (1, 2, ...), member = JSON
+                                              {"n","match_id","ended_at","rating","rd","opponent","result"};
+                                              the latest 1000
+<p>player-recent:{outcomes}:<player>  zset    the player's finished matches (rated or not), the latest 100:
+                                              member = match id, score = ended (ms)
+<p>player-matches:{P}:<player>        zset    this partition's unfinished matches the player holds a seat in
+                                              ("my games"): member = match id, score = last update (ms)
 <p>offsets:{outcomes}:<consumer>      hash    "<outcomes topic>:0" -> next offset to read
 <p>live:<id>                          pubsub  every result record of the match (accepted, duplicate,
                                               rejected; the wire bytes) published by the script that
@@ -81,6 +89,10 @@ and the projection dump leave these families alone, see NOT_PROJECTED):
                                               against PLYLOG_BOT_MATCHES_PER_PLAYER: member = match id,
                                               score = admitted (ms); dropped once the projection shows
                                               the match over (services/gateway/bot_cap.py)
+<p>lobby:{lobby}:view|offset|checkpoint|result:<len>:<event id>:<player>  string
+                                              the matchmaker's (services/matchmaker): folded from
+                                              plylog.lobby, not by the projector; a lost checkpoint
+                                              makes it refold the topic
 """
 
 from __future__ import annotations
@@ -100,7 +112,7 @@ Tag = int | str  # a results partition, or OUTCOMES
 LEADERBOARDS = ("rating", "wins", "played")
 MATCH_LISTS = ("active", "open", "recent")
 #: key families under the prefix that are not derived from the records (list every one here)
-NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "streams:", "bots:", "bot-matches:")
+NOT_PROJECTED = ("ratelimit:", "ratelimit-address:", "streams:", "bots:", "bot-matches:", "lobby:")
 
 
 def prefix_from_env() -> str:
@@ -182,6 +194,15 @@ class Keys:
         _check_match_id(match_id)
         return f"{self.prefix}outcome:{self._tag(OUTCOMES)}:{match_id}"
 
+    def rating_history(self, player: str, game: str) -> str:
+        return f"{self.prefix}rating-history:{self._tag(OUTCOMES)}:{game}:{player}"
+
+    def player_recent(self, player: str) -> str:
+        return f"{self.prefix}player-recent:{self._tag(OUTCOMES)}:{player}"
+
+    def player_matches(self, player: str, partition: int) -> str:
+        return f"{self.prefix}player-matches:{self._tag(partition)}:{player}"
+
     def live(self, match_id: str) -> str:
         return f"{self.prefix}live:{match_id}"
 
@@ -192,6 +213,27 @@ class Keys:
 
     def live_match_id(self, channel: str) -> str:
         return channel[len(self.prefix) + len("live:") :]
+
+    # the lobby (services/matchmaker): folded from plylog.lobby by the matchmaker, not the projector
+    @property
+    def lobby_view(self) -> str:
+        """JSON: the open seeks and the pool entries waiting, and the offset they are as of."""
+        return f"{self.prefix}lobby:{{lobby}}:view"
+
+    @property
+    def lobby_offset(self) -> str:
+        """The offset the lobby's view is as of: what a lobby stream polls (the view only when it changed)."""
+        return f"{self.prefix}lobby:{{lobby}}:offset"
+
+    @property
+    def lobby_checkpoint(self) -> str:
+        """JSON: the matchmaker's lobby and the offset of the next record to fold."""
+        return f"{self.prefix}lobby:{{lobby}}:checkpoint"
+
+    def lobby_result(self, player: str, event_id: str) -> str:
+        """JSON: the lobby result of a player's submission (kept an hour); the event id's length
+        first, so that no other (event id, player) pair names the same key."""
+        return f"{self.prefix}lobby:{{lobby}}:result:{len(event_id)}:{event_id}:{player}"
 
     def ratelimit(self, player: str) -> str:
         return f"{self.prefix}ratelimit:{player}"

@@ -190,8 +190,17 @@ class Topics:
     def deadletter(self) -> str:
         return f"{self.prefix}deadletter"
 
+    @property
+    def lobby(self) -> str:
+        """Seeks, pools and the matchmaker's ticks (docs/matchmaking.md): one partition, one fold."""
+        return f"{self.prefix}lobby"
+
     def all(self) -> list[str]:
-        return [self.moves, self.results, self.outcomes, self.deadletter]
+        return [self.moves, self.results, self.outcomes, self.deadletter, self.lobby]
+
+    def single_partition(self) -> tuple[str, ...]:
+        """The topics that always have one partition (each is one ordered fold)."""
+        return (self.outcomes, self.lobby)
 
     @property
     def rules_group(self) -> str:

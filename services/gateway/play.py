@@ -99,7 +99,7 @@ def _pending(record: dict[str, Any], what: str) -> JSONResponse:
     )
 
 
-async def _playable_bots(projection: Projection, game: str, wanted: list[str | None]) -> set[str]:
+async def playable_bots(projection: Projection, game: str, wanted: list[str | None]) -> set[str]:
     """The `bot:<id>` players of `wanted` a running bot service plays for `game` (422 for others)."""
     asked = [p for p in wanted if p is not None and p.startswith(BOT_PREFIX)]
     if not asked:
@@ -202,7 +202,7 @@ async def create_match(
         raise ApiError(403, "forbidden", f"you create matches as {identity.player!r}; `creator` is the operator's")
     await access.limit_address(request)
     await access.limit_player(identity.player)
-    seats, invited = _seating(identity, body.seats, await _playable_bots(projection, body.game, body.seats))
+    seats, invited = _seating(identity, body.seats, await playable_bots(projection, body.game, body.seats))
     if body.match_id is not None:
         await _refuse_known_id(projection, body.match_id)
     match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"

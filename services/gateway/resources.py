@@ -36,6 +36,7 @@ from .health import Health
 from .history import MatchHistory
 from .identity import Authenticator
 from .live import LiveHub
+from .lobby_desk import LobbyDesk
 from .metrics import Metrics
 from .positions import Positions
 from .ratelimit import RateLimiter
@@ -66,6 +67,7 @@ class Resources:
     leases: StreamLeases
     seat_sockets: SeatSockets
     health: Health
+    lobby: LobbyDesk
 
 
 @asynccontextmanager
@@ -139,6 +141,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
                 access, projection, hub, stream, submitter, positions, leases, metrics, c.socket_queue, c.wait_timeout_s
             ),
             health=Health(redis.ping, producer.ping, hub),
+            lobby=LobbyDesk(producer, redis, keys, s.topics.lobby, projection),
         )
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
@@ -251,6 +254,10 @@ async def _seat_sockets(connection: HTTPConnection) -> SeatSockets:
     return resources_of(connection).seat_sockets
 
 
+async def _lobby(connection: HTTPConnection) -> LobbyDesk:
+    return resources_of(connection).lobby
+
+
 async def _health(connection: HTTPConnection) -> Health:
     return resources_of(connection).health
 
@@ -266,3 +273,4 @@ StreamDep = Annotated[ResultStream, Depends(_stream)]  # a match's results, in o
 LeasesDep = Annotated[StreamLeases, Depends(_leases)]  # the cap on live streams per client address
 SeatSocketsDep = Annotated[SeatSockets, Depends(_seat_sockets)]
 HealthDep = Annotated[Health, Depends(_health)]
+LobbyDep = Annotated[LobbyDesk, Depends(_lobby)]  # seeks and pools: plylog.lobby and the matchmaker's view

@@ -35,6 +35,8 @@ log = logging.getLogger("plylog.projector")
 
 LIFECYCLE_EVENTS = frozenset({"match_created", "seat_joined", "match_started", "match_ended"})
 RECENT_LIMIT = 1000  # finished matches kept in each partition's `matches:...recent` list (the latest by ended time)
+HISTORY_LIMIT = 1000  # rated outcomes kept in a player's rating history of a game
+PLAYER_RECENT_LIMIT = 100  # finished matches kept per player (their page)
 LIST_OF_STATUS = {"waiting": "open", "active": "active", "over": "recent"}
 Command = tuple[Any, ...]
 
@@ -167,6 +169,8 @@ class _Writes:
     counters: Counter = field(default_factory=Counter)  # (key, field) -> increment
     standings: dict[tuple[str, str], Standing] = field(default_factory=dict)
     outcomes: dict[str, bytes] = field(default_factory=dict)
+    history: list[tuple[str, int, bytes]] = field(default_factory=list)  # (key, n, entry)
+    recent: list[tuple[str, int, str]] = field(default_factory=list)  # (key, ended ms, match id)
     announcements: list[tuple[str, bytes]] = field(default_factory=list)
 
 
@@ -227,6 +231,8 @@ def _apply_result(w: _Writes, result: dict, known: Known, keys: Keys, partition:
     w.matches.setdefault((partition, match_id), []).append((result, settled))
     w.log.append((partition, match_id, seq, entry))
     _place(w, keys, partition, match_id, game, LIST_OF_STATUS[status], score, settled)
+    for player in {p for p in view.get("seats") or () if isinstance(p, str)}:  # "my games"
+        w.placements[(keys.player_matches(player, partition), match_id)] = None if status == "over" else at_ms
     w.deadlines[(partition, match_id)] = due
     for name, increment in counted.items():
         w.counters[(keys.activity(game, day, partition), name)] += increment
@@ -361,10 +367,32 @@ def _apply_outcome(
         ]
     encoded = orjson.dumps(mark)
     known.outcomes_applied.add(match_id)
+    ended_ms = _ms(outcome["ended_at"])
+    for player in {p for p in players if isinstance(p, str)}:
+        w.recent.append((keys.player_recent(player), ended_ms, match_id))
+    for seat, standing in enumerate(after):
+        w.history.append(_history_entry(keys, outcome, seat, standing))
     for player, standing in zip(players, after, strict=False):
         known.standings[(player, game)] = w.standings[(player, game)] = standing
     w.outcomes[match_id] = encoded
     return "rated" if after else "unrated"
+
+
+def _history_entry(keys: Keys, outcome: dict, seat: int, standing: Standing) -> tuple[str, int, bytes]:
+    """A player's rating after a rated outcome: numbered by their rated matches, so a rebuild from
+    the outcomes log gives the same entries."""
+    players, winner = outcome["players"], outcome["outcome"]["winner"]
+    entry = {
+        "n": standing.played,
+        "match_id": outcome["match_id"],
+        "ended_at": outcome["ended_at"],
+        "rating": round(standing.rating.rating, 1),
+        "rd": round(standing.rating.rd, 1),
+        "opponent": players[1 - seat],
+        "result": "draw" if winner is None else ("win" if winner == seat else "loss"),
+    }
+    key = keys.rating_history(players[seat], outcome["game"])
+    return key, standing.played, orjson.dumps(entry)
 
 
 #: the match hash's fields an outcome is checked against (`disagreement`)
@@ -442,6 +470,12 @@ def _commands(w: _Writes, keys: Keys) -> list[Command]:
         out.append(("ZADD", keys.leaderboard(game, "played"), standing.played, player))
     for match_id, mark in w.outcomes.items():
         out.append(("SET", keys.match_outcome(match_id), mark))
+    for key, n, entry in w.history:
+        out.append(("ZADD", key, n, entry))
+        out.append(("ZREMRANGEBYRANK", key, 0, -HISTORY_LIMIT - 1))
+    for key, ended_ms, match_id in w.recent:
+        out.append(("ZADD", key, ended_ms, match_id))
+        out.append(("ZREMRANGEBYRANK", key, 0, -PLAYER_RECENT_LIMIT - 1))
     for channel, raw in w.announcements:
         out.append(("PUBLISH", channel, raw))
     return out

@@ -95,9 +95,17 @@ class RunningStack:
 
 @contextlib.contextmanager
 def running_stack(
-    bootstrap: str, redis_url: str, home: Path, name: str, partitions: int, bots: bool = False, **gateway_env: str
+    bootstrap: str,
+    redis_url: str,
+    home: Path,
+    name: str,
+    partitions: int,
+    bots: bool = False,
+    matchmaker: bool = False,
+    **gateway_env: str,
 ) -> Iterator[RunningStack]:
-    """Start the whole stack on the test broker and Redis (with `bots`, the bot service too), wait
+    """Start the whole stack on the test broker and Redis (with `bots`, the bot service too; with
+    `matchmaker`, the matchmaker), wait
     until each process says it is ready, and stop, audit and clean up everything afterwards."""
     topics = Topics(f"{name[0]}{uuid.uuid4().hex[:8]}.")
     kafka_admin.ensure_contract_topics(bootstrap, topics.prefix, partitions)
@@ -123,6 +131,8 @@ def running_stack(
                 home,
             ),
         )
+    if matchmaker:
+        processes.insert(2, Service("matchmaker", "services.matchmaker", (), env, home))
     try:
         for process in processes:
             process.start()

@@ -62,7 +62,7 @@ async def test_plylogs_own_producers_put_a_match_on_its_home_partition(kafka_boo
 def test_contract_topics_helper(kafka_bootstrap, contract_topics):
     topics = contract_topics(partitions=5)
     counts = kafka_admin.partition_counts(kafka_bootstrap, topics.all())
-    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1, topics.deadletter: 5}
+    assert counts == {topics.moves: 5, topics.results: 5, topics.outcomes: 1, topics.deadletter: 5, topics.lobby: 1}
     assert kafka_admin.topic_configs(kafka_bootstrap, topics.moves)["retention.ms"] == "-1"
     # Creating them again is a no-op.
     again = kafka_admin.ensure_contract_topics(kafka_bootstrap, topics.prefix, 5)
@@ -71,7 +71,7 @@ def test_contract_topics_helper(kafka_bootstrap, contract_topics):
 
 def test_stack_contract_topics_exist(kafka_bootstrap, plylog_stack):
     """The topics `plylog up` (or compose's topic-init) creates: prefix and partitions as
-    configured, plylog.outcomes with exactly one partition, moves kept forever."""
+    configured, plylog.outcomes and plylog.lobby with exactly one partition, moves and lobby kept forever."""
     if plylog_stack is not None:
         prefix = plylog_stack["topics"]["prefix"]
         partitions = plylog_stack["topics"]["partitions"]
@@ -80,8 +80,9 @@ def test_stack_contract_topics_exist(kafka_bootstrap, plylog_stack):
         prefix, partitions = s.topic_prefix, s.partitions
     t = Topics(prefix)
     counts = kafka_admin.partition_counts(kafka_bootstrap, t.all())
-    assert counts == {t.moves: partitions, t.results: partitions, t.outcomes: 1, t.deadletter: partitions}
+    assert counts == {t.moves: partitions, t.results: partitions, t.outcomes: 1, t.deadletter: partitions, t.lobby: 1}
     assert kafka_admin.topic_configs(kafka_bootstrap, t.moves).get("retention.ms") == "-1"
+    assert kafka_admin.topic_configs(kafka_bootstrap, t.lobby).get("retention.ms") == "-1"  # pairings replay from it
 
 
 def _plylog(args: list[str], env: dict[str, str], timeout: float = 240):

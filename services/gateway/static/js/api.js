@@ -81,6 +81,17 @@ export const api = {
   leaderboard: (game, by, limit = 20) => request("GET", `/v1/leaderboards/${enc(game)}`, { query: { by, limit } }),
   player: (playerId) => request("GET", `/v1/players/${enc(playerId)}`),
   activity: (game) => request("GET", `/v1/stats/${enc(game)}/activity`),
+  // the lobby's seeks and pools (docs/matchmaking.md); each waits for the matchmaker's answer
+  lobby: () => request("GET", "/v1/lobby"),
+  postSeek: (token, seek) => request("POST", "/v1/lobby/seeks", { token, body: seek }),
+  acceptSeek: (token, seekId) => request("POST", `/v1/lobby/seeks/${enc(seekId)}/accept`, { token }),
+  cancelSeek: (token, seekId) => request("DELETE", `/v1/lobby/seeks/${enc(seekId)}`, { token }),
+  joinPool: (token, pool) => request("POST", "/v1/lobby/pool", { token, body: pool }),
+  leavePool: (token) => request("DELETE", "/v1/lobby/pool", { token }),
+  // a player's pages (docs/my-games.md)
+  myGames: (token) => request("GET", "/v1/me/games", { token }),
+  ratingHistory: (playerId, game) => request("GET", `/v1/players/${enc(playerId)}/ratings/${enc(game)}`),
+  recent: (playerId) => request("GET", `/v1/players/${enc(playerId)}/recent`),
 };
 
 /** A list out of a response that is either a list or an object holding one under `key`. */

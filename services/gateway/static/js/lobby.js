@@ -4,6 +4,7 @@
 import { api, listOf } from "./api.js";
 import { GAMES, outcomeText } from "./games/index.js";
 import { GAME_TITLES, clear, formatTime, h, header, identity, messageArea, rememberSeat, seatOfToken } from "./ui.js";
+import { seekForm, seeksSection, followLobby } from "./seeks.js";
 
 const messages = messageArea();
 const root = h("main", { id: "lobby", class: "lobby" });
@@ -147,12 +148,13 @@ function start() {
     h("option", { value: "" }, "all games"), Object.entries(GAME_TITLES).map(([id, title]) => h("option", { value: id }, title)));
   document.body.append(root);
   root.append(messages.node,
-    h("div", { class: "columns" }, createForm(),
-      h("div", {},
+    h("div", { class: "columns" }, h("div", {}, createForm(), seekForm(messages, forms)),
+      h("div", {}, seeksSection(),
         h("p", {}, h("label", { for: "game-filter" }, "Show "), filter, " ",
           h("button", { type: "button", class: "small", onclick: refreshLists }, "Refresh")),
         listSection("open", "Open matches"), listSection("active", "Running matches"), listSection("recent", "Finished matches"))));
   refreshLists();
+  followLobby(messages);
   setInterval(() => { if (!document.hidden) refreshLists(); }, 5000);
 }
 

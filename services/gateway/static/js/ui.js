@@ -134,7 +134,8 @@ export function header(active) {
   if (!stored) identity().catch(() => {}); // shown as soon as the gateway made it; retried on first use
   return h("header", { class: "site" },
     h("a", { class: "brand", href: "/" }, "plylog"),
-    h("nav", { "aria-label": "main" }, link("/", "Lobby", "lobby"), link("/leaderboards.html", "Leaderboards", "leaderboards")),
+    h("nav", { "aria-label": "main" }, link("/", "Lobby", "lobby"), link("/games.html", "My games", "games"),
+      link("/leaderboards.html", "Leaderboards", "leaderboards")),
     h("label", { class: "who" }, "Playing as ", nameInput),
     h("span", { class: "who hint", title: "others invite you with this id" }, " id ",
       h("code", { id: "player-id" }, stored ? stored.player : "(made when you first play)")));

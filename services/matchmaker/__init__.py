@@ -1,0 +1,1 @@
+"""The matchmaker service: plylog.lobby -> matches on plylog.moves (docs/matchmaking.md)."""
