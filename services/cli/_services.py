@@ -133,6 +133,12 @@ SERVICES: list[ServiceSpec] = [
         ready="file",  # written once it has its partitions of plylog.results
         description="bot service: plays bot:<id> seats (plylog.results -> plylog.moves)",
     ),
+    ServiceSpec(
+        name="tournaments",
+        module="services.tournaments",
+        ready="file",  # written once it has folded plylog.tournaments to its end
+        description="tournament service: plylog.tournaments + plylog.outcomes -> matches, Redis views",
+    ),
 ]
 
 

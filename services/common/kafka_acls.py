@@ -28,6 +28,7 @@ SERVICE_USERS = {
     "rules": "plylog-rules",
     "projector": "plylog-projector",
     "reader": "plylog-reader",
+    "tournaments": "plylog-tournaments",
 }
 OPERATOR = "plylog-operator"
 BROKER = "plylog-broker"  # inter-broker traffic (SCRAM on the client listener)
@@ -48,7 +49,10 @@ class Grant:
 
 def grants(topics: Topics) -> list[Grant]:
     """Every ACL of one installation (one topic prefix)."""
-    gateway, bots, rules, projector, reader = (SERVICE_USERS[n] for n in SERVICE_USERS)
+    gateway, bots, rules, projector, reader = (
+        SERVICE_USERS[n] for n in ("gateway", "bots", "rules", "projector", "reader")
+    )
+    director = SERVICE_USERS["tournaments"]
     write, read = ("WRITE", "DESCRIBE"), ("READ", "DESCRIBE")
     faust_topics = ("CREATE", "READ", "WRITE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
     return [
@@ -66,6 +70,14 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(projector, "group", f"{topics.prefix}projector", read, prefixed=True),
         *(Grant(reader, "topic", name, read) for name in topics.all()),
         Grant(reader, "group", f"{topics.prefix}reader", read, prefixed=True),  # `plylog rebuild`'s
+        Grant(reader, "topic", topics.tournaments, read),
+        # tournaments: the gateway writes people's records and reads results; the service folds the
+        # topic (and writes ticks and fed-back outcomes), creates matches, reads outcomes
+        Grant(gateway, "topic", topics.tournaments, write),
+        Grant(director, "topic", topics.tournaments, ("WRITE", "READ", "DESCRIBE")),
+        Grant(director, "topic", topics.moves, write),
+        Grant(director, "topic", topics.outcomes, read),
+        Grant(director, "group", topics.tournaments_group, read, prefixed=True),
     ]
 
 

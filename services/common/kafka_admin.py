@@ -64,6 +64,7 @@ def contract_topic_specs(
         TopicSpec(t.results, partitions, dict(keep), replication),
         TopicSpec(t.outcomes, 1, dict(keep), replication),
         TopicSpec(t.deadletter, partitions, dict(keep), replication),
+        TopicSpec(t.tournaments, 1, dict(forever), replication),  # a tournament is replayed from its log
     ]
 
 

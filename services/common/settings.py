@@ -190,8 +190,18 @@ class Topics:
     def deadletter(self) -> str:
         return f"{self.prefix}deadletter"
 
+    @property
+    def tournaments(self) -> str:
+        """Tournament records (docs/tournaments.md), keyed by tournament id."""
+        return f"{self.prefix}tournaments"
+
     def all(self) -> list[str]:
         return [self.moves, self.results, self.outcomes, self.deadletter]
+
+    @property
+    def tournaments_group(self) -> str:
+        """The tournament service's consumer group on plylog.outcomes (its offsets of fed-back outcomes)."""
+        return f"{self.prefix}tournaments"
 
     @property
     def rules_group(self) -> str:

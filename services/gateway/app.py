@@ -16,7 +16,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.common.settings import Settings
 
-from . import api, errors, ops, play, seat_socket
+from . import api, errors, ops, play, seat_socket, tournaments
 from .config import GatewayConfig
 from .limits import BodyLimitMiddleware
 from .metrics import Metrics, MetricsMiddleware
@@ -47,6 +47,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=sorted(config.trusted_proxies))
     app.include_router(play.router)  # identities, create, join, tokens, actions, legal actions
     app.include_router(api.router)  # the lobby, views, events, positions, SSE, leaderboards, stats
+    app.include_router(tournaments.router)  # tournaments: create, register, withdraw, views, SSE
     app.include_router(ops.router)  # /healthz, /livez, /readyz, /metrics
     app.include_router(seat_socket.router)  # the seat socket, GET /v1/matches/{id}/play (WebSocket)
     if (STATIC_DIR / "index.html").is_file():

@@ -45,6 +45,7 @@ from .stream_leases import StreamLeases
 from .submit import Submitter
 from .timekeeper import Timekeeper
 from .tokens import SeatTokens
+from .tournament_desk import TournamentDesk
 
 log = logging.getLogger("plylog.gateway")
 PRODUCER_START_TIMEOUT_S = 60.0
@@ -66,6 +67,7 @@ class Resources:
     leases: StreamLeases
     seat_sockets: SeatSockets
     health: Health
+    tournaments: TournamentDesk
 
 
 @asynccontextmanager
@@ -139,6 +141,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
                 access, projection, hub, stream, submitter, positions, leases, metrics, c.socket_queue, c.wait_timeout_s
             ),
             health=Health(redis.ping, producer.ping, hub),
+            tournaments=TournamentDesk(producer, redis, s.topics.tournaments, c.redis_prefix),
         )
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
@@ -255,6 +258,10 @@ async def _health(connection: HTTPConnection) -> Health:
     return resources_of(connection).health
 
 
+async def _tournaments(connection: HTTPConnection) -> TournamentDesk:
+    return resources_of(connection).tournaments
+
+
 ConfigDep = Annotated[GatewayConfig, Depends(_config)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 ProjectionDep = Annotated[Projection, Depends(_projection)]  # the read side of the projection in Redis
@@ -266,3 +273,4 @@ StreamDep = Annotated[ResultStream, Depends(_stream)]  # a match's results, in o
 LeasesDep = Annotated[StreamLeases, Depends(_leases)]  # the cap on live streams per client address
 SeatSocketsDep = Annotated[SeatSockets, Depends(_seat_sockets)]
 HealthDep = Annotated[Health, Depends(_health)]
+TournamentsDep = Annotated[TournamentDesk, Depends(_tournaments)]  # tournament records and views
