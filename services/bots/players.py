@@ -87,7 +87,8 @@ class BotPlayers:
         action = bot.choose(position.state, turn.seat, self._rng(turn), self._budget(bot, view, turn.seat, now_ms))
         return {
             "v": 1,
-            "event_id": f"{turn.player}:{turn.seq}" + (":retry" if retry else ""),
+            # '~' is not of the event id grammar: bot:random~3 moves as bot:random.3:<seq>
+            "event_id": f"{turn.player.replace(ENTRY_MARK, '.')}:{turn.seq}" + (":retry" if retry else ""),
             "match_id": turn.match_id,
             "player": turn.player,
             "expected_seq": turn.seq,

@@ -66,6 +66,7 @@ def view_of(state: TournamentState) -> dict[str, Any]:
                 "how": p.decided.how,
                 "reason": p.decided.reason,
                 "points": list(p.decided.points),
+                "at": from_ms(p.decided.at_ms),
             },
         }
         for p in state.pairings
