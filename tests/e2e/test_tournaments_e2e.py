@@ -5,6 +5,7 @@ the tournament service SIGKILLed mid-round, an arena pairing everyone free. `run
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections import Counter
@@ -207,7 +208,7 @@ def test_an_arena_pairs_everyone_free_within_seconds(stack):
     assert len(by_player) == 10
     waits = []
     for pairings in by_player.values():
-        for before, after in zip(pairings, pairings[1:], strict=False):
+        for before, after in itertools.pairwise(pairings):
             waits.append(to_ms(after["paired_at"]) - to_ms(before["result"]["at"]))
         last_free = to_ms(pairings[-1]["result"]["at"])
         assert last_free > ends - 15_000, "a player left unpaired long before the end"
