@@ -213,3 +213,39 @@ def test_an_arena_pairs_everyone_free_within_seconds(stack):
         last_free = to_ms(pairings[-1]["result"]["at"])
         assert last_free > ends - 15_000, "a player left unpaired long before the end"
     assert waits and max(waits) <= 10_000, sorted(waits)[-5:]  # paired within a few seconds of being free
+
+
+def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    _, token = guest(stack, "cli")
+    env = {
+        **os.environ,
+        "PLYLOG_GATEWAY_URL": stack.url,
+        "PLYLOG_PLAYER_TOKEN": token,
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
+        "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
+        "PLYLOG_HOME": str(tmp_path),
+    }
+
+    def plylog(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "tournament", *args], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    tid = plylog(
+        "create", "RR", "--format", "round_robin", "--starts-in", "600", "--bots", "--clock", "60",
+        "-o", "layout=small-4",
+    ).strip()  # fmt: skip
+    for n in (1, 2, 3):
+        assert "entered" in plylog("register", tid, "--player", f"bot:random~{n}")
+    plylog("start", tid)
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 120)
+    assert "standings:" in plylog("show", tid) and tid in plylog("list")
+    exported = tmp_path / "rr.jsonl"
+    plylog("export", tid, "--out", str(exported))
+    assert orjson.loads(plylog("replay", str(exported), "--json")) == final
