@@ -15,10 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from bench.procs import Service
 from games.timeutil import to_ms
 from games.tournaments import replay
-from services.common import kafka_admin
 from services.common.kafka_read import read_topic
 
 from .gateway_stack import auth, running_stack
@@ -30,32 +28,19 @@ CLOCK = {"initial_s": 60, "increment_s": 0}
 
 @pytest.fixture(scope="module")
 def stack(kafka_bootstrap, redis_url, tmp_path_factory):
-    home = tmp_path_factory.mktemp("tournaments")
     with running_stack(
         kafka_bootstrap,
         redis_url,
-        home,
+        tmp_path_factory.mktemp("tournaments"),
         "tournaments",
         3,
         bots=True,
+        tournaments=True,
         PLYLOG_RATE_PER_S="1000",
         PLYLOG_RATE_BURST="1000",
         PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
     ) as running:
-        env = {
-            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "PLYLOG_TOPIC_PREFIX": running.topics.prefix,
-            "REDIS_URL": redis_url,
-            "PLYLOG_REDIS_PREFIX": running.keys.prefix,
-        }
-        service = Service("tournaments", "services.tournaments", (), env, home)
-        service.start().wait_ready(timeout=60)
-        running.processes.append(service)  # stopped with the rest
-        try:
-            yield running
-        finally:
-            service.stop()
-            kafka_admin.delete_topics(kafka_bootstrap, [running.topics.tournaments])
+        yield running
 
 
 def guest(stack, name: str) -> tuple[str, str]:
