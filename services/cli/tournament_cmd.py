@@ -178,7 +178,7 @@ def replay(
     as_json: bool = typer.Option(False, "--json", help="Print the final view as JSON."),
 ) -> None:
     """Fold an exported tournament with the service's own code: the same pairings and standings."""
-    lines = [line for line in file.read_bytes().splitlines() if line.strip()]
+    lines: list[bytes | str] = [line for line in file.read_bytes().splitlines() if line.strip()]
     state, answers = fold_tournament(lines)
     if results is not None:
         results.write_bytes(b"".join(orjson.dumps(a) + b"\n" for a in answers))

@@ -5,6 +5,8 @@ key                                      type    content
 <p>tournament:<tid>                      string  JSON view: settings, status, standings, pairings,
                                                  byes, crosstable, seq (`view_of`)
 <p>tournaments                           zset    every tournament; score = created (epoch ms)
+<p>tournament-summaries                  hash    tournament id -> JSON lobby row (`summary_of`)
+<p>tournament-offsets                    hash    "<outcomes topic>" -> next outcomes offset to read
 <p>tournament-result:<tid>:<event id>    string  JSON result record of one tournament record (10 min)
 <p>tournament-live:<tid>                 pubsub  the view, each time it changes
 

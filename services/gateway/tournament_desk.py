@@ -66,7 +66,8 @@ class TournamentDesk:
         ids = await self._redis.zrevrange(self.keys.index, 0, min(limit, LIST_CAP) - 1)
         if not ids:
             return []
-        rows = await self._redis.hmget(self._summaries, [i.decode() if isinstance(i, bytes) else i for i in ids])
+        names: list[str] = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
+        rows = await self._redis.hmget(self._summaries, names)
         return [orjson.loads(row) for row in rows if row is not None]
 
     async def updates(self, tournament_id: str, since: int, most_s: float) -> AsyncIterator[str]:
