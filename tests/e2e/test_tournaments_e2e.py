@@ -237,13 +237,17 @@ def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_pa
 
 
 def test_nobody_may_create_a_match_with_a_tournament_pairings_id(stack):
-    _, token = guest(stack, "squatter")
+    me, token = guest(stack, "squatter")
     for match_id in ("cup-r1b1", "cup-r2b3g2"):
         answer = stack.http.post(
-            "/v1/matches", headers=auth(token), json={"game": "strands", "options": STRANDS, "match_id": match_id}
+            "/v1/matches",
+            headers=auth(token),
+            json={"game": "strands", "options": STRANDS, "seats": [me, None], "match_id": match_id},
         )
         assert answer.status_code == 422 and answer.json()["error"]["code"] == "reserved_match_id", answer.text
     fine = stack.http.post(
-        "/v1/matches", headers=auth(token), json={"game": "strands", "options": STRANDS, "match_id": "cup-round1"}
+        "/v1/matches",
+        headers=auth(token),
+        json={"game": "strands", "options": STRANDS, "seats": [me, None], "match_id": "cup-round1"},
     )
     assert fine.status_code == 201, fine.text
