@@ -25,6 +25,7 @@ from games.timeutil import from_ms
 
 log = logging.getLogger("plylog.bots")
 BOT_PREFIX = "bot:"
+ENTRY_MARK = "~"  # bot:random~3: the bot `random`, as the entrant `bot:random~3`
 BOTS_ONLY = "(bots only)"  # the lane of the matches no person plays
 SHARE_OF_REMAINING_TIME = 1 / 30  # of the seat's time left, spent on one decision
 MIN_THINK_S, MAX_THINK_S = 0.05, 5.0
@@ -60,25 +61,34 @@ class BotPlayers:
         return [
             Turn(view["match_id"], view["seq"], seat, seats[seat])
             for seat in view.get("to_move", [])
-            if seats[seat] in self.bots
+            if self.bot_of(seats[seat]) is not None
         ]
 
+    def bot_of(self, player: object) -> Bot | None:
+        """The bot that plays `player`: `bot:<id>`, or `bot:<id>~<entry>` (one of several entries of
+        the same bot, e.g. in a tournament, where every entrant is a player of its own)."""
+        if not isinstance(player, str):
+            return None
+        return self.bots.get(player.split(ENTRY_MARK, 1)[0])
+
     def plays_in(self, view: dict[str, Any]) -> bool:
-        return any(player in self.bots for player in view.get("seats", []))
+        return any(self.bot_of(player) is not None for player in view.get("seats", []))
 
     def searches(self, player: str, retry: bool = False) -> bool:
         """Whether the decision of `player` is a search (worth a worker process) or instant."""
-        return not retry and getattr(self.bots[player], "searches", True)
+        return not retry and getattr(self.bot_of(player), "searches", True)
 
     def move(
         self, turn: Turn, position: PublicPosition, view: dict[str, Any], now_ms: int, retry: bool = False
     ) -> dict[str, Any]:
         """The move record of `turn` (decided on `position`, the public match at `turn.seq`)."""
-        bot = self._fallback if retry else self.bots[turn.player]
+        bot = self._fallback if retry else self.bot_of(turn.player)
+        assert bot is not None, "turns() names only players of ours"
         action = bot.choose(position.state, turn.seat, self._rng(turn), self._budget(bot, view, turn.seat, now_ms))
         return {
             "v": 1,
-            "event_id": f"{turn.player}:{turn.seq}" + (":retry" if retry else ""),
+            # '~' is not of the event id grammar: bot:random~3 moves as bot:random.3:<seq>
+            "event_id": f"{turn.player.replace(ENTRY_MARK, '.')}:{turn.seq}" + (":retry" if retry else ""),
             "match_id": turn.match_id,
             "player": turn.player,
             "expected_seq": turn.seq,
@@ -114,7 +124,7 @@ def our_rejected_move(result: dict[str, Any], bots: BotPlayers) -> bool:
     event_id = result.get("event_id") or ""
     return (
         result.get("status") == "rejected"
-        and result.get("player") in bots.bots
+        and bots.bot_of(result.get("player")) is not None
         and not event_id.endswith(":retry")
         and (result.get("reason") or {}).get("code") != "stale"
     )

@@ -145,6 +145,12 @@ SERVICES: list[ServiceSpec] = [
         ready="file",  # written once it has its checkpoint and reads plylog.lobby
         description="matchmaker: seeks and pools (plylog.lobby -> creates on plylog.moves)",
     ),
+    ServiceSpec(
+        name="tournaments",
+        module="services.tournaments",
+        ready="file",  # written once it has folded plylog.tournaments to its end
+        description="tournament service: plylog.tournaments + plylog.outcomes -> matches, Redis views",
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ import typer
 
 from games.fold import encode
 from services.cli._ids import checked_match_id
+from services.cli.tournament_audit import audit_tournaments
 from services.common.kafka_read import partition_count, read_topic
 from services.common.moves_log import refold
 from services.common.settings import Settings
@@ -22,6 +23,7 @@ class AuditReport:
     repeated_results: int = 0
     dead_letters: int = 0
     outcomes: int = 0
+    tournaments: int = 0
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -33,7 +35,7 @@ class AuditReport:
         return (
             f"audit {verdict}: {self.moves} move records, {self.results} results "
             f"({self.repeated_results} repeats of identical results), {self.dead_letters} dead letters, "
-            f"{self.outcomes} outcomes"
+            f"{self.outcomes} outcomes, {self.tournaments} tournaments"
         )
 
 
@@ -52,9 +54,10 @@ def audit(settings: Settings, match_id: str | None = None, limit: int = 50) -> A
             report.problems.append("… more problems not listed")
 
     emitted: dict[tuple[int, int], list[bytes]] = defaultdict(list)
-    for rec in read_topic(bootstrap, topics.results):
-        source = orjson.loads(rec.value).get("source") or {}
-        emitted[(source.get("partition"), source.get("offset"))].append(rec.value)
+    every_result = [rec.value for rec in read_topic(bootstrap, topics.results)]
+    for value in every_result:
+        source = orjson.loads(value).get("source") or {}
+        emitted[(source.get("partition"), source.get("offset"))].append(value)
     dead = {
         (orjson.loads(r.value)["partition"], orjson.loads(r.value)["offset"])
         for r in read_topic(bootstrap, topics.deadletter)
@@ -97,6 +100,8 @@ def audit(settings: Settings, match_id: str | None = None, limit: int = 50) -> A
     extra = set(outcomes) - set(expected_outcomes)
     if match_id is None and extra:
         problem(f"outcomes for matches the log does not end: {sorted(extra)[:5]}")
+    if match_id is None:
+        report.tournaments = audit_tournaments(settings, every_result, outcomes, problem)
     return report
 
 

@@ -34,6 +34,7 @@ SERVICE_USERS = {
     "reader": "plylog-reader",
     "notifier": "plylog-notifier",
     "matchmaker": "plylog-matchmaker",
+    "tournaments": "plylog-tournaments",
 }
 OPERATOR = "plylog-operator"
 BROKER = "plylog-broker"  # inter-broker traffic (SCRAM on the client listener)
@@ -54,7 +55,10 @@ class Grant:
 
 def grants(topics: Topics) -> list[Grant]:
     """Every ACL of one installation (one topic prefix)."""
-    gateway, bots, rules, projector, reader, notifier, matchmaker = (SERVICE_USERS[n] for n in SERVICE_USERS)
+    gateway, bots, rules, projector, reader = (
+        SERVICE_USERS[n] for n in ("gateway", "bots", "rules", "projector", "reader")
+    )
+    notifier, matchmaker, director = (SERVICE_USERS[n] for n in ("notifier", "matchmaker", "tournaments"))
     write, read = ("WRITE", "DESCRIBE"), ("READ", "DESCRIBE")
     faust_topics = ("CREATE", "READ", "WRITE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
     return [
@@ -79,6 +83,14 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(gateway, "topic", topics.lobby, write),
         Grant(matchmaker, "topic", topics.lobby, ("WRITE", "READ", "DESCRIBE")),
         Grant(matchmaker, "topic", topics.moves, write),
+        Grant(reader, "topic", topics.tournaments, read),
+        # tournaments: the gateway writes people's records and reads results; the service folds the
+        # topic (and writes ticks and fed-back outcomes), creates matches, reads outcomes
+        Grant(gateway, "topic", topics.tournaments, write),
+        Grant(director, "topic", topics.tournaments, ("WRITE", "READ", "DESCRIBE")),
+        Grant(director, "topic", topics.moves, write),
+        Grant(director, "topic", topics.outcomes, read),
+        Grant(director, "group", topics.tournaments_group, read, prefixed=True),
     ]
 
 

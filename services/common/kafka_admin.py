@@ -65,6 +65,7 @@ def contract_topic_specs(
         TopicSpec(t.outcomes, 1, dict(keep), replication),
         TopicSpec(t.deadletter, partitions, dict(keep), replication),
         TopicSpec(t.lobby, 1, dict(forever), replication),  # kept forever: pairings are replayed from it
+        TopicSpec(t.tournaments, 1, dict(forever), replication),  # a tournament is replayed from its log
     ]
 
 

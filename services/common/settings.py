@@ -195,12 +195,22 @@ class Topics:
         """Seeks, pools and the matchmaker's ticks (docs/matchmaking.md): one partition, one fold."""
         return f"{self.prefix}lobby"
 
+    @property
+    def tournaments(self) -> str:
+        """Tournament records (docs/tournaments.md), keyed by tournament id."""
+        return f"{self.prefix}tournaments"
+
     def all(self) -> list[str]:
         return [self.moves, self.results, self.outcomes, self.deadletter, self.lobby]
 
     def single_partition(self) -> tuple[str, ...]:
         """The topics that always have one partition (each is one ordered fold)."""
-        return (self.outcomes, self.lobby)
+        return (self.outcomes, self.lobby, self.tournaments)
+
+    @property
+    def tournaments_group(self) -> str:
+        """The tournament service's consumer group on plylog.outcomes (its offsets of fed-back outcomes)."""
+        return f"{self.prefix}tournaments"
 
     @property
     def rules_group(self) -> str:

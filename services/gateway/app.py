@@ -16,7 +16,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.common.settings import Settings
 
-from . import api, errors, lobby, notify_api, ops, play, players, seat_socket
+from . import api, errors, lobby, notify_api, ops, play, players, seat_socket, tournaments
 from .config import GatewayConfig
 from .limits import BodyLimitMiddleware
 from .metrics import Metrics, MetricsMiddleware
@@ -50,6 +50,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(notify_api.router)  # notification endpoints and preferences
     app.include_router(players.router)  # my games, rating history, recent matches
     app.include_router(lobby.router)  # seeks and pools (the matchmaker decides them)
+    app.include_router(tournaments.router)  # tournaments: create, register, withdraw, views, SSE
     app.include_router(ops.router)  # /healthz, /livez, /readyz, /metrics
     app.include_router(seat_socket.router)  # the seat socket, GET /v1/matches/{id}/play (WebSocket)
     if (STATIC_DIR / "index.html").is_file():

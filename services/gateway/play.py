@@ -31,6 +31,7 @@ from .matches import ActionRequest, Body, action_pending, known_match, refuse_if
 from .resources import AccessDep, BotCapDep, PositionsDep, ProjectionDep, SubmitterDep
 from .submit import move_record
 from .tokens import SeatTokens
+from .tournaments import refuse_tournament_match_id
 
 BOT_PREFIX = "bot:"
 
@@ -204,6 +205,7 @@ async def create_match(
     await access.limit_player(identity.player)
     seats, invited = _seating(identity, body.seats, await playable_bots(projection, body.game, body.seats))
     if body.match_id is not None:
+        refuse_tournament_match_id(body.match_id)
         await _refuse_known_id(projection, body.match_id)
     match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"
     action: dict[str, Any] = {"type": "create", "game": body.game, "seats": seats, "options": body.options}

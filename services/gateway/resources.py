@@ -46,6 +46,7 @@ from .stream_leases import StreamLeases
 from .submit import Submitter
 from .timekeeper import Timekeeper
 from .tokens import SeatTokens
+from .tournament_desk import TournamentDesk
 
 log = logging.getLogger("plylog.gateway")
 PRODUCER_START_TIMEOUT_S = 60.0
@@ -68,6 +69,7 @@ class Resources:
     seat_sockets: SeatSockets
     health: Health
     lobby: LobbyDesk
+    tournaments: TournamentDesk
 
 
 @asynccontextmanager
@@ -142,6 +144,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             ),
             health=Health(redis.ping, producer.ping, hub),
             lobby=LobbyDesk(producer, redis, keys, s.topics.lobby, projection),
+            tournaments=TournamentDesk(producer, redis, s.topics.tournaments, c.redis_prefix),
         )
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
@@ -262,6 +265,10 @@ async def _health(connection: HTTPConnection) -> Health:
     return resources_of(connection).health
 
 
+async def _tournaments(connection: HTTPConnection) -> TournamentDesk:
+    return resources_of(connection).tournaments
+
+
 ConfigDep = Annotated[GatewayConfig, Depends(_config)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 ProjectionDep = Annotated[Projection, Depends(_projection)]  # the read side of the projection in Redis
@@ -274,3 +281,4 @@ LeasesDep = Annotated[StreamLeases, Depends(_leases)]  # the cap on live streams
 SeatSocketsDep = Annotated[SeatSockets, Depends(_seat_sockets)]
 HealthDep = Annotated[Health, Depends(_health)]
 LobbyDep = Annotated[LobbyDesk, Depends(_lobby)]  # seeks and pools: plylog.lobby and the matchmaker's view
+TournamentsDep = Annotated[TournamentDesk, Depends(_tournaments)]  # tournament records and views

@@ -67,7 +67,7 @@ class RunningStack:
 
     @property
     def gateway(self) -> Service:
-        return self.processes[-1]
+        return self.process("gateway")
 
     def process(self, name: str) -> Service:
         return next(p for p in self.processes if p.name == name)
@@ -102,10 +102,11 @@ def running_stack(
     partitions: int,
     bots: bool = False,
     matchmaker: bool = False,
+    tournaments: bool = False,
     **gateway_env: str,
 ) -> Iterator[RunningStack]:
     """Start the whole stack on the test broker and Redis (with `bots`, the bot service too; with
-    `matchmaker`, the matchmaker), wait
+    `matchmaker`, the matchmaker; with `tournaments`, the tournament service, last), wait
     until each process says it is ready, and stop, audit and clean up everything afterwards."""
     topics = Topics(f"{name[0]}{uuid.uuid4().hex[:8]}.")
     kafka_admin.ensure_contract_topics(bootstrap, topics.prefix, partitions)
@@ -133,6 +134,8 @@ def running_stack(
         )
     if matchmaker:
         processes.insert(2, Service("matchmaker", "services.matchmaker", (), env, home))
+    if tournaments:
+        processes.append(Service("tournaments", "services.tournaments", (), env, home))
     try:
         for process in processes:
             process.start()
@@ -144,7 +147,7 @@ def running_stack(
             process.stop()
         report = audit(Settings.from_env(kafka_bootstrap=bootstrap, topic_prefix=topics.prefix))
         with contextlib.suppress(Exception):
-            kafka_admin.delete_topics(bootstrap, topics.all())
+            kafka_admin.delete_topics(bootstrap, [*topics.all(), topics.tournaments])
         with contextlib.suppress(Exception):
             client = redis.Redis.from_url(redis_url)
             for key in client.scan_iter(match=f"{prefix}*", count=1000):

@@ -117,7 +117,7 @@ def kubernetes_plylog_containers() -> list[tuple[str, dict, dict]]:
 
 
 def test_there_is_something_to_check():
-    assert len(compose_plylog_services()) >= 8 and len(kubernetes_plylog_containers()) == 5
+    assert len(compose_plylog_services()) >= 8 and len(kubernetes_plylog_containers()) == 6
 
 
 def test_every_setting_given_to_a_plylog_container_is_one_the_code_reads():
@@ -137,7 +137,7 @@ def listening_ports(env: dict, module: str) -> set[int]:
     ports = set()
     if module == "services.gateway":
         ports.add(int(env.get("PLYLOG_GATEWAY_PORT", DEFAULT_GATEWAY_PORT)))
-    elif module in ("services.bots", "services.matchmaker"):
+    elif module in ("services.bots", "services.matchmaker", "services.tournaments"):
         pass  # serves no HTTP
     elif env.get("PLYLOG_OPS_PORT"):
         ports.add(int(env["PLYLOG_OPS_PORT"]))
@@ -241,7 +241,7 @@ def test_strimzi_topics_are_the_contract_topics_with_three_replicas():
 def test_compose_topic_init_makes_exactly_the_contract_topics(path):
     command = " ".join(docs(path)[0]["services"]["topic-init"]["command"])
     made = re.findall(r"^\s*t (\w+)\s", command, re.M)
-    assert sorted(f"plylog.{name}" for name in made) == sorted(CONTRACT.all())
+    assert sorted(f"plylog.{name}" for name in made) == sorted([*CONTRACT.all(), CONTRACT.tournaments])
     assert re.search(r"^\s*t outcomes\s+1\s", command, re.M)
 
 
@@ -321,6 +321,7 @@ def test_each_plylog_pod_logs_in_to_kafka_as_its_own_user():
         "services.bots": "bots",
         "services.rules": "rules",
         "services.matchmaker": "matchmaker",
+        "services.tournaments": "tournaments",
     }
     for where, container, env in kubernetes_plylog_containers():
         service = service_of.get(module_of(container["command"]), "projector")

@@ -85,9 +85,15 @@ def test_the_cli_on_a_clusters_machine_reads_as_the_reader_and_only_there(tmp_pa
 
 
 def test_the_rules_worker_alone_writes_what_it_derives_and_the_gateway_and_bots_only_moves():
-    # the matchmaker writes the creates of the matches it makes (docs/matchmaking.md)
-    assert kafka_acls.writers(TOPICS, TOPICS.moves) == ["plylog-bots", "plylog-gateway", "plylog-matchmaker"]
+    # the matchmaker and the tournament service write the creates of the matches they make
+    assert kafka_acls.writers(TOPICS, TOPICS.moves) == [
+        "plylog-bots",
+        "plylog-gateway",
+        "plylog-matchmaker",
+        "plylog-tournaments",
+    ]
     assert kafka_acls.writers(TOPICS, TOPICS.lobby) == ["plylog-gateway", "plylog-matchmaker"]
+    assert kafka_acls.writers(TOPICS, TOPICS.tournaments) == ["plylog-gateway", "plylog-tournaments"]
     for derived in (TOPICS.results, TOPICS.outcomes, TOPICS.deadletter, TOPICS.rules_changelog):
         assert kafka_acls.writers(TOPICS, derived) in (["plylog-rules"], []), derived
     assert kafka_acls.writers(TOPICS, TOPICS.results) == ["plylog-rules"]

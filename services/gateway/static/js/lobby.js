@@ -3,6 +3,7 @@
 
 import { api, listOf } from "./api.js";
 import { GAMES, outcomeText } from "./games/index.js";
+import { tournamentsSection } from "./tournaments.js";
 import { GAME_TITLES, clear, formatTime, h, header, identity, messageArea, rememberSeat, seatOfToken } from "./ui.js";
 import { seekForm, seeksSection, followLobby } from "./seeks.js";
 
@@ -152,7 +153,7 @@ function start() {
       h("div", {}, seeksSection(),
         h("p", {}, h("label", { for: "game-filter" }, "Show "), filter, " ",
           h("button", { type: "button", class: "small", onclick: refreshLists }, "Refresh")),
-        listSection("open", "Open matches"), listSection("active", "Running matches"), listSection("recent", "Finished matches"))));
+        tournamentsSection(messages), listSection("open", "Open matches"), listSection("active", "Running matches"), listSection("recent", "Finished matches"))));
   refreshLists();
   followLobby(messages);
   setInterval(() => { if (!document.hidden) refreshLists(); }, 5000);

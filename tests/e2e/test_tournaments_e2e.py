@@ -1,0 +1,253 @@
+"""Tournaments on the real stack (rules worker, projector, gateway, bots and the tournament service
+as processes): a Swiss with a person playing through the gateway, a knockout with a withdrawal and
+the tournament service SIGKILLed mid-round, an arena pairing everyone free. `running_stack` checks
+`plylog audit` of the stack's topics at the end."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+import pytest
+
+from games.timeutil import to_ms
+from games.tournaments import replay
+from services.common.kafka_read import read_topic
+
+from .gateway_stack import auth, running_stack
+
+pytestmark = pytest.mark.integration
+STRANDS = {"layout": "small-4"}
+CLOCK = {"initial_s": 60, "increment_s": 0}
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap, redis_url, tmp_path_factory):
+    with running_stack(
+        kafka_bootstrap,
+        redis_url,
+        tmp_path_factory.mktemp("tournaments"),
+        "tournaments",
+        3,
+        bots=True,
+        tournaments=True,
+        PLYLOG_RATE_PER_S="1000",
+        PLYLOG_RATE_BURST="1000",
+        PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
+    ) as running:
+        yield running
+
+
+def guest(stack, name: str) -> tuple[str, str]:
+    answer = stack.http.post("/v1/players", json={"name": name}).json()
+    return answer["player"], answer["token"]
+
+
+def soon(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def create(stack, token: str, **settings: Any) -> str:
+    body = {"game": "strands", "options": STRANDS, "clock": CLOCK, "bots_allowed": True, **settings}
+    answer = stack.http.post("/v1/tournaments", headers=auth(token), json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.json()["tournament_id"]
+
+
+def enter_bots(stack, token: str, tournament_id: str, count: int) -> list[str]:
+    bots = [f"bot:random~{n}" for n in range(1, count + 1)]
+    for bot in bots:
+        answer = stack.http.post(f"/v1/tournaments/{tournament_id}/register", headers=auth(token), json={"player": bot})
+        assert answer.status_code == 200, answer.text
+    return bots
+
+
+def view(stack, tournament_id: str) -> dict[str, Any]:
+    answer = stack.http.get(f"/v1/tournaments/{tournament_id}")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def wait_for(stack, tournament_id: str, condition, timeout: float, each=None) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = view(stack, tournament_id)
+        if condition(seen):
+            return seen
+        if each is not None:
+            each(seen)
+        assert time.monotonic() < deadline, f"{tournament_id}: {seen['status']} round {seen['round']}\n{stack.logs()}"
+        time.sleep(0.3)
+
+
+def tournament_records(stack, tournament_id: str) -> list[bytes]:
+    return [
+        r.value
+        for r in read_topic(stack.bootstrap, stack.topics.tournaments)
+        if r.key == tournament_id.encode() and r.value is not None
+    ]
+
+
+def check_no_match_twice_and_no_result_lost(stack, final: dict[str, Any]) -> None:
+    results = [orjson.loads(r.value) for r in read_topic(stack.bootstrap, stack.topics.results)]
+    match_ids = {p["match_id"] for p in final["pairings"]}
+    created = Counter(
+        r["match_id"]
+        for r in results
+        if r["match_id"] in match_ids
+        and r["status"] == "accepted"
+        and not r["duplicate"]
+        and any(e["type"] == "match_created" for e in r["events"])
+    )
+    assert created == Counter(match_ids), created  # every pairing's match created exactly once
+    outcomes = {
+        o["match_id"]: o for o in (orjson.loads(r.value) for r in read_topic(stack.bootstrap, stack.topics.outcomes))
+    }
+    for pairing in final["pairings"]:
+        if pairing["result"]["how"] == "played":  # each played pairing's result is its match's outcome
+            assert pairing["result"]["winner"] == outcomes[pairing["match_id"]]["outcome"]["winner"], pairing
+
+
+def check_replays_to_the_same_view(stack, tournament_id: str, final: dict[str, Any]) -> None:
+    from services.common.tournament_store import view_of
+
+    state, _ = replay(tournament_records(stack, tournament_id))
+    assert state is not None and view_of(state) == final
+
+
+def test_a_swiss_of_eight_bots_and_a_person_runs_to_its_end(stack):
+    me, token = guest(stack, "person")
+    tid = create(stack, token, name="Swiss", format="swiss", rounds=3, starts_at=soon(6))
+    enter_bots(stack, token, tid, 8)
+    answer = stack.http.post(f"/v1/tournaments/{tid}/register", headers=auth(token))
+    assert answer.status_code == 200 and answer.json()["player"] == me, answer.text
+    rng, played = random.Random(44), set()
+
+    def play_my_moves(seen: dict[str, Any]) -> None:
+        for pairing in seen["current"]:
+            if me not in pairing["seats"] or pairing["result"] is not None:
+                continue
+            match_id = pairing["match_id"]
+            tokens = stack.http.get(f"/v1/matches/{match_id}/tokens", headers=auth(token))
+            if tokens.status_code != 200:
+                continue  # not created yet
+            seat = pairing["seats"].index(me)
+            seat_token = tokens.json()["tokens"][seat]
+            match = stack.view(match_id)
+            if match["status"] != "active" or seat not in match["to_move"]:
+                continue
+            legal = stack.http.get(f"/v1/matches/{match_id}/legal-actions", headers=auth(seat_token)).json()
+            result = stack.http.post(
+                f"/v1/matches/{match_id}/actions?wait=true",
+                headers=auth(seat_token),
+                json={"action": rng.choice(legal["actions"]), "expected_seq": match["seq"]},
+            ).json()
+            if result.get("status") == "accepted":
+                played.add(match_id)
+
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 300, each=play_my_moves)
+    assert final["end_reason"] == "completed" and final["round"] == 3
+    mine = [p for p in final["pairings"] if me in p["seats"]]
+    assert played and {p["match_id"] for p in mine} >= played  # the person played their games
+    assert all(p["result"]["how"] == "played" for p in final["pairings"]), final["pairings"]
+    assert len(final["standings"]) == 9 and final["standings"][0]["rank"] == 1
+    check_no_match_twice_and_no_result_lost(stack, final)
+    check_replays_to_the_same_view(stack, tid, final)
+
+
+def test_a_knockout_with_a_withdrawal_survives_a_sigkilled_service(stack):
+    _, token = guest(stack, "director")
+    tid = create(stack, token, name="Cup", format="knockout", starts_at=soon(5))
+    bots = enter_bots(stack, token, tid, 8)
+    wait_for(stack, tid, lambda v: v["status"] == "running" and v["pairings"], 60)
+    service = stack.process("tournaments")
+    service.kill()  # SIGKILL mid-round: pairings created, their results on their way
+    answer = stack.http.post(f"/v1/tournaments/{tid}/withdraw", headers=auth(token), json={"player": bots[-1]})
+    assert answer.status_code == 504 or answer.status_code == 200, answer.text  # nobody folds it until the restart
+    time.sleep(3)  # matches end while nobody feeds their outcomes back
+    service.start().wait_ready(timeout=60)
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 240)
+    assert final["end_reason"] == "completed" and final["winner"] in bots[:-1]
+    assert next(e for e in final["entrants"] if e["player"] == bots[-1])["status"] == "withdrawn"
+    rounds = Counter(p["round"] for p in final["pairings"] if p["game"] == 1)
+    assert rounds[1] == 4 and rounds[2] == 2 and rounds[3] == 1, rounds
+    check_no_match_twice_and_no_result_lost(stack, final)
+    check_replays_to_the_same_view(stack, tid, final)
+
+
+def test_an_arena_pairs_everyone_free_within_seconds(stack):
+    _, token = guest(stack, "arena")
+    tid = create(stack, token, name="Arena", format="arena", duration_s=60, pairing_interval_s=1, starts_at=soon(5))
+    enter_bots(stack, token, tid, 10)
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 180)
+    ends = to_ms(final["settings"]["starts_at"]) + 60_000
+    by_player: dict[str, list[dict[str, Any]]] = {}
+    for pairing in final["pairings"]:
+        for player in pairing["seats"]:
+            by_player.setdefault(player, []).append(pairing)
+    assert len(by_player) == 10
+    waits = []
+    for pairings in by_player.values():
+        for before, after in itertools.pairwise(pairings):
+            waits.append(to_ms(after["paired_at"]) - to_ms(before["result"]["at"]))
+        last = pairings[-1]["result"]  # None: still playing when the window closed (that game does not count)
+        assert last is None or to_ms(last["at"]) > ends - 15_000, "a player left unpaired long before the end"
+    assert waits and max(waits) <= 10_000, sorted(waits)[-5:]  # paired within a few seconds of being free
+
+
+def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    _, token = guest(stack, "cli")
+    env = {
+        **os.environ,
+        "PLYLOG_GATEWAY_URL": stack.url,
+        "PLYLOG_PLAYER_TOKEN": token,
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
+        "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
+        "PLYLOG_HOME": str(tmp_path),
+    }
+
+    def plylog(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "services.cli.main", "tournament", *args], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    tid = plylog(
+        "create", "RR", "--format", "round_robin", "--starts-in", "600", "--bots", "--clock", "60",
+        "-o", "layout=small-4",
+    ).strip()  # fmt: skip
+    for n in (1, 2, 3):
+        assert "entered" in plylog("register", tid, "--player", f"bot:random~{n}")
+    plylog("start", tid)
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 120)
+    assert "standings:" in plylog("show", tid) and tid in plylog("list")
+    exported = tmp_path / "rr.jsonl"
+    plylog("export", tid, "--out", str(exported))
+    assert orjson.loads(plylog("replay", str(exported), "--json")) == final
+
+
+def test_nobody_may_create_a_match_with_a_tournament_pairings_id(stack):
+    me, token = guest(stack, "squatter")
+    for match_id in ("cup-r1b1", "cup-r2b3g2"):
+        answer = stack.http.post(
+            "/v1/matches",
+            headers=auth(token),
+            json={"game": "strands", "options": STRANDS, "seats": [me, None], "match_id": match_id},
+        )
+        assert answer.status_code == 422 and answer.json()["error"]["code"] == "reserved_match_id", answer.text
+    fine = stack.http.post(
+        "/v1/matches",
+        headers=auth(token),
+        json={"game": "strands", "options": STRANDS, "seats": [me, None], "match_id": "cup-round1"},
+    )
+    assert fine.status_code == 201, fine.text

@@ -1,0 +1,47 @@
+"""Small pieces of the tournament service's side: bot entries, reserved match ids, the views."""
+
+from __future__ import annotations
+
+import orjson
+
+from games.tournaments import match_id_of
+from services.bots.players import BotPlayers, our_rejected_move
+from services.common.tournament_store import summary_of, view_of
+from services.gateway.tournaments import TOURNAMENT_MATCH_ID
+from tests.tournament_support import Tourney
+
+
+def test_a_bot_entry_is_played_by_its_bot_and_moves_under_an_event_id_of_the_grammar():
+    players = BotPlayers(["random"], b"k" * 32)
+    assert players.bot_of("bot:random~3") is players.bot_of("bot:random") is players.bots["bot:random"]
+    assert players.bot_of("bot:nobody~1") is None and players.bot_of("random~1") is None
+    assert players.plays_in({"seats": ["ann~x", "bot:random~2"]})
+    turns = players.turns(
+        {"status": "active", "match_id": "m", "seq": 4, "seats": ["a", "bot:random~2"], "to_move": [1]}
+    )
+    assert [t.player for t in turns] == ["bot:random~2"]
+    rejected = {"status": "rejected", "player": "bot:random~2", "event_id": "x", "reason": {"code": "illegal"}}
+    assert our_rejected_move(rejected, players)
+
+
+def test_every_pairing_match_id_is_reserved_and_no_ordinary_id_is():
+    for args in ((1, 1), (12, 30), (3, 2, 2)):
+        assert TOURNAMENT_MATCH_ID.search(match_id_of("spring-open", *args))
+    for ordinary in ("m-7f3a9c", "round-r1", "r1b1x", "cup-r1b"):
+        assert not TOURNAMENT_MATCH_ID.search(ordinary)
+
+
+def test_the_view_is_json_and_names_every_pairing_with_its_result():
+    tourney = Tourney()
+    tourney.create("round_robin", rounds=None)
+    tourney.register("ann", "ben", "cat", "dan")
+    tourney.start()
+    first = tourney.pending()[0]
+    tourney.play(first, first.seats[0])
+    assert tourney.state is not None
+    view = orjson.loads(orjson.dumps(view_of(tourney.state)))
+    assert {p["match_id"] for p in view["pairings"]} == {p.match_id for p in tourney.state.pairings}
+    decided = next(p for p in view["pairings"] if p["match_id"] == first.match_id)
+    assert decided["result"]["winner"] == 0 and decided["result"]["at"]
+    assert [p["round"] for p in view["current"]] == [view["round"]] * len(view["current"])
+    assert summary_of(view)["players"] == 4 and summary_of(view)["status"] == "running"
