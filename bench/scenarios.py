@@ -360,7 +360,7 @@ async def recovery(ctx: Context) -> RunResult:
     changelog when it was killed (what a recovery reads). The finished matches come as a burst;
     then, as on an installation that keeps running, the active matches' moves trickle in for
     `recovery_settle_s` (Kafka closes changelog segments on the next write after a minute, and
-    only closed ones are compacted: services/rules/faust_fixes.py CHANGELOG_COMPACTION)."""
+    only closed ones are compacted: services/rules/faust_adapter/table.py CHANGELOG_COMPACTION)."""
     p = ctx.params
     finished = ctx.playouts(LoadSpec.for_moves(p.recovery_moves)).mixed(p.open_matches)
     active = ctx.playouts(LoadSpec.active_matches(p.recovery_active, 5, seed=13))

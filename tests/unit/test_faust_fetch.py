@@ -1,4 +1,4 @@
-"""faust_fixes 9 (services/rules/faust_fetch.py): a changelog record fetched before its partition
+"""Workaround 9 (services/rules/faust_adapter/fetch.py): a changelog record fetched before its partition
 was seeked does not reach Faust; and the tests of Faust's and aiokafka's own behaviour that make it
 necessary (each fails the day they change)."""
 
@@ -9,7 +9,7 @@ import inspect
 
 from faust.types import TP
 
-from services.rules import faust_fetch
+from services.rules.faust_adapter import fetch as faust_fetch
 from tests.unit.test_rules_batching import CHANGELOG, FakeConsumer, _Flag, messages
 
 OTHER = TP(CHANGELOG.topic, 1)
@@ -141,7 +141,7 @@ def test_the_worker_consumer_hands_over_at_most_a_batch_of_records_a_poll(monkey
     import faust.transport.drivers.aiokafka as driver
 
     from services.common.settings import load
-    from services.rules.app import BATCH_MAX, create_app
+    from services.rules.app import create_app
 
     monkeypatch.setattr(driver, "aiokafka", driver.aiokafka)  # create_app bounds the long-poll; restored
     monkeypatch.setenv("PLYLOG_DATA_DIR", str(tmp_path))
@@ -152,5 +152,5 @@ def test_the_worker_consumer_hands_over_at_most_a_batch_of_records_a_poll(monkey
         await consumer.stop()
         return consumer._max_poll_records
 
-    assert asyncio.run(worker_consumer_cap()) == BATCH_MAX
+    assert asyncio.run(worker_consumer_cap()) == load().rules.batch_max
     assert "max_records=_consumer._max_poll_records" in inspect.getsource(driver.AIOKafkaConsumerThread.getmany)

@@ -1,6 +1,7 @@
-"""The rules worker's batches in flight (services/rules/pipeline.py): the next fold reads the
-states of batches not stored yet, a stored batch leaves only what later batches replaced, and a
-failed committer stops the fold loop at once with its error."""
+"""The pieces of the rules worker's pipeline (services/rules/pipeline.py): the next fold reads the
+states and positions of batches not stored yet, a stored batch leaves only what later batches
+replaced, and a failed committer stops the fold loop at once with its error. The pipeline as a
+whole, through crashes and rebalances: test_rules_pipeline_crashes.py."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import asyncio
 
 import pytest
 
-from services.rules.core import Batch
-from services.rules.pipeline import Committer, InFlight, Pending, merged, put_or_fail, take_queued
+from services.rules.core import Batch, position_key
+from services.rules.pipeline import Beside, InFlight, Pending, merged, put_or_fail, take_queued
 
 
 def batch(**writes: bytes) -> Batch:
@@ -22,6 +23,13 @@ def test_the_next_fold_reads_pending_states_before_the_table():
     pending.add(1, batch(a=b"a-after-1"))
     get = pending.load(table.get)
     assert (get(b"a"), get(b"b"), get(b"c")) == (b"a-after-1", b"stored-b", None)
+
+
+def test_the_next_fold_reads_a_pending_position_before_the_stored_one():
+    pending = Pending()
+    pending.add(1, Batch(writes={position_key(3): (b"41", 3)}))
+    position = pending.position({3: 7, 4: 9}.get)
+    assert (position(3), position(4)) == (41, 9)
 
 
 def test_a_stored_batch_keeps_the_writes_a_later_batch_replaced():
@@ -63,7 +71,7 @@ def test_a_failed_committer_stops_a_fold_loop_waiting_for_records():
             await asyncio.sleep(0.01)
             raise RuntimeError("Kafka refused batch 1")
 
-        async with Committer(committer):
+        async with Beside(committer):
             await asyncio.sleep(30)  # the fold loop waiting for records that do not come
 
     with pytest.raises(RuntimeError, match="refused batch 1"):
@@ -95,7 +103,7 @@ def test_the_committer_takes_batches_in_order_and_is_cancelled_when_the_loop_end
             while True:
                 taken.append((await queue.get()).number)
 
-        async with Committer(commit) as committer:
+        async with Beside(commit) as committer:
             for number in range(1, 6):
                 await put_or_fail(queue, flight(number), committer.task)
             while len(taken) < 5:

@@ -1,6 +1,7 @@
-"""The rules worker's workarounds of faust-streaming (services/rules/faust_fixes.py): each does
-what it says, and each test of Faust's own behaviour fails the day Faust changes it, so the
-workaround can be dropped."""
+"""The rules worker's Faust adapter (services/rules/faust_adapter/): each workaround does what it
+says, and each test of Faust's own behaviour fails the day Faust changes it, so the workaround can
+be dropped; the worker refuses a Faust or aiokafka it was not tested with. The fetch path's:
+test_faust_fetch.py and test_rules_batching.py."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ import pytest
 from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
-from services.rules import faust_fetch, faust_fixes
 from services.rules.core import Stored, position_key, stored_offset
-from services.rules.faust_fixes import MatchTable, Recovery
+from services.rules.faust_adapter import fetch as faust_fetch
+from services.rules.faust_adapter import group as faust_group
+from services.rules.faust_adapter import producer as faust_producer
+from services.rules.faust_adapter.recovery import Recovery, TableManager
+from services.rules.faust_adapter.table import MatchTable
 
 
 @dataclass
@@ -134,7 +138,7 @@ async def test_recovery_reads_a_partition_without_a_start_offset_from_the_beginn
 
 
 def test_the_table_manager_builds_the_fixed_recovery(app):
-    manager = faust_fixes.TableManager(app)
+    manager = TableManager(app)
     assert type(manager.recovery) is Recovery
 
 
@@ -291,7 +295,7 @@ async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
     class App:
         consumer = Consumer()
 
-    await faust_fetch.fetch_again(App(), TP("t.moves", 2), 90)
+    await faust_group.FaustGroup(App(), "t.moves").fetch_again(2, 90)
     assert seen == {TP("t.moves", 2): 90}
 
 
@@ -317,21 +321,21 @@ def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():
         _gap = {moves: IntervalTree.from_tuples([(1, 3), (7, 9)])}
 
     consumer = Consumer()
-    faust_fixes.forget_acks_below(consumer, {moves: 6})
+    faust_group.forget_acks_below(consumer, {moves: 6})
     assert consumer._committed_offset == {moves: 6, other: 7}
     assert consumer._acked == {moves: [6, 9], other: [8]} and consumer._acked_index[moves] == {6, 9}
     assert sorted((gap.begin, gap.end) for gap in consumer._gap[moves]) == [(7, 9)]
 
 
 async def test_a_linger_set_per_batch_reaches_the_batches_aiokafka_opens_from_then_on():
-    """Linger (item 8) sets what aiokafka's accumulator gives each batch it opens; a batch opened
+    """Linger (workaround 8) sets what aiokafka's accumulator gives each batch it opens; a batch opened
     before keeps its own, a batch opened with no linger is ready at once."""
     import aiokafka
     from aiokafka.structs import TopicPartition
 
     producer = aiokafka.AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", linger_ms=0)
     app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": producer})()})()
-    linger = faust_fixes.Linger(app)
+    linger = faust_producer.Linger(app)
     accumulator = producer._message_accumulator
     tp = TopicPartition("t", 0)
     at_once = accumulator._append_batch(accumulator.create_builder(), tp)
@@ -345,7 +349,7 @@ async def test_a_linger_set_per_batch_reaches_the_batches_aiokafka_opens_from_th
 
 def test_a_linger_waits_for_fausts_producer_to_start():
     app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": None})()})()
-    linger = faust_fixes.Linger(app)
+    linger = faust_producer.Linger(app)
     linger.set(0.002)
     assert linger.seconds is None  # set again with the next batch
 
@@ -358,7 +362,7 @@ def test_fausts_producer_keeps_aiokafkas_as_linger_expects():
 
 async def _recovery_of_a_rebalance(app, kind):
     """A recovery whose rebalance has assigned (on_rebalance ran), as Faust's app does it."""
-    manager = faust_fixes.TableManager(app)
+    manager = TableManager(app)
     recovery = kind(app, manager, beacon=manager.beacon, loop=manager.loop)
     app.on_rebalance_start()
     await recovery.on_rebalance(set(), set(), set(), generation_id=app.consumer_generation_id)
@@ -465,7 +469,7 @@ async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_
 
 def test_faust_clears_its_changelog_queue_when_the_flow_resumes(app):
     """What the early clear above relies on: it drops only what resuming would drop next."""
-    queue = faust_fixes.TableManager(app).changelog_queue
+    queue = TableManager(app).changelog_queue
     queue.put_nowait("a record")
     app.flow_control.resume()
     assert queue.empty()
