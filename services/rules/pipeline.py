@@ -150,7 +150,7 @@ class Pipeline:
         self.pending.add(self.folded, batch)
         self._mark("folded", incoming)
         self.producer.pace(len(incoming) + len(self.source) >= self.busy_records)
-        firsts = _firsts(batch)
+        firsts = self.sent_at_once(batch)
         deliveries = await start(self.producer, firsts)
         self._mark_deliveries(firsts, deliveries)
         for partition, offset in batch.rewind.items():
@@ -168,9 +168,9 @@ class Pipeline:
         """In batch order, the queued batches as one group: wait for their results, produce their
         outcomes, store their states, wait for those, then store their positions."""
         for flight in group:
-            firsts = _firsts(flight.batch)
+            firsts = self.sent_at_once(flight.batch)
             flight.batch.counts["replaced"] = await acknowledged(self.producer, firsts, flight.deliveries)
-        outcomes = [out for flight in group for out in flight.batch.sends if out.kind == "outcomes"]
+        outcomes = [out for flight in group for out in self.sent_once_acknowledged(flight.batch)]
         if outcomes:  # only once their matches' final results are acknowledged
             group[-1].batch.counts["replaced"] += await produce_all(self.producer, outcomes)
         generation = self.group.generation  # from here to the states stored, no await
@@ -188,12 +188,23 @@ class Pipeline:
         for key, (value, partition) in merged([flight.batch.state_writes() for flight in current]).items():
             self.table.store(key, value, partition)
         await self.table.acknowledged()
-        for partition, offset in merged([flight.batch.positions() for flight in current]).items():
-            self.positions.store(partition, offset)
+        if self.group.generation == generation:  # else the next generation folds on: its positions follow
+            for partition, offset in merged([flight.batch.positions() for flight in current]).items():
+                self.positions.store(partition, offset)
         for flight in current:
             self.pending.settled(flight.number)
             self.on_stored(flight, len(current))
             self._mark("stored", [out.cause for out in flight.batch.sends if out.cause is not None])
+
+    @staticmethod
+    def sent_at_once(batch: Batch) -> list[Outgoing]:
+        """What a batch produces as soon as it is folded: its results and dead letters."""
+        return [out for out in batch.sends if out.kind != "outcomes"]
+
+    @staticmethod
+    def sent_once_acknowledged(batch: Batch) -> list[Outgoing]:
+        """What a batch produces once Kafka has its results: its outcomes."""
+        return [out for out in batch.sends if out.kind == "outcomes"]
 
     # --- the stage trace (services/common/stage_trace.py; off unless PLYLOG_TRACE_DIR is set) --------
     def _mark(self, stage: str, records: list[Incoming], at: float | None = None) -> None:
@@ -214,11 +225,6 @@ def _marker(trace: StageTrace, stage: str, ids: list[str | None]) -> Callable[[a
         trace.mark(stage, ids)
 
     return mark
-
-
-def _firsts(batch: Batch) -> list[Outgoing]:
-    """What a batch produces at once: its results and dead letters (its outcomes come later)."""
-    return [out for out in batch.sends if out.kind != "outcomes"]
 
 
 async def commit_stored_positions(positions: PositionStore, group: Group) -> bool:
@@ -257,7 +263,11 @@ async def put_or_fail(queue: asyncio.Queue[InFlight], item: InFlight, committer:
     if committer.done():
         committer.result()
     putting = asyncio.ensure_future(queue.put(item))
-    done, _ = await asyncio.wait({putting, committer}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        done, _ = await asyncio.wait({putting, committer}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        putting.cancel()  # the worker stops: nothing waits for the queue any more
+        raise
     if committer in done:
         putting.cancel()
         committer.result()

@@ -175,10 +175,10 @@ async def test_faust_only_logs_a_changelog_write_kafka_refused(app):
 class _Producer:
     """What MatchTable asks of Faust's producer: send() -> a delivery future, in call order."""
 
-    def __init__(self, refuse_at: int | None = None, fail_at: int | None = None):
+    def __init__(self, refuse_at: int | None = None, fail_at: int | None = None, hold: bool = False):
         self.sent: list[tuple] = []
         self.deliveries: list[asyncio.Future] = []
-        self._refuse_at, self._fail_at = refuse_at, fail_at
+        self._refuse_at, self._fail_at, self._hold = refuse_at, fail_at, hold
 
     async def send(self, topic, key, value, partition, timestamp, headers):
         if len(self.sent) == self._refuse_at:
@@ -187,7 +187,7 @@ class _Producer:
         delivery = asyncio.get_running_loop().create_future()
         if len(self.sent) - 1 == self._fail_at:
             delivery.set_exception(RuntimeError("request timed out"))
-        else:
+        elif not self._hold:  # held: Kafka answers when the test says
             delivery.set_result("ok")
         self.deliveries.append(delivery)
         return delivery
@@ -242,6 +242,26 @@ async def test_acknowledged_waits_for_writes_made_while_the_sender_was_busy(app)
     await table.acknowledged()
     assert [key for _, key, _, _ in producer.sent] == [b"a", b"b"]
     assert all(delivery.done() for delivery in producer.deliveries)
+
+
+async def test_two_waits_for_the_changelog_at_once_each_wait_for_every_write_they_saw(app):
+    """The committer waits for its states while an offset commit waits for the positions it
+    read: the second wait must not end before Kafka has the writes the first one waits for (it
+    did: the first took them all in hand, and the commit ran ahead of what Kafka had)."""
+    producer = _Producer(hold=True)
+    table = _table(app, producer)
+    table.store(b"a", b"1", 0)
+    table.store(position_key(0), b"7", 0)
+    await asyncio.sleep(0)  # the sender hands them to the producer
+    committer = asyncio.ensure_future(table.acknowledged())
+    await asyncio.sleep(0)
+    commit = asyncio.ensure_future(table.acknowledged())
+    await asyncio.sleep(0.01)
+    assert not committer.done() and not commit.done()
+    for delivery in producer.deliveries:
+        delivery.set_result("ok")
+    await asyncio.wait_for(asyncio.gather(committer, commit), 5)
+    await table.acknowledged()  # nothing left over
 
 
 def test_the_table_is_written_only_with_a_partition(app):
