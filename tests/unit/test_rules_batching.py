@@ -1,13 +1,11 @@
 """The rules worker's read-ahead buffer (services/rules/batching.py) and the drain loop that fills
-it (the Faust adapter's workaround 7): a backlog gives whole batches, a lone record is not held back, the drain
-stops while the buffer is over its capacity, move records skip Faust's per-event path while
-every other record still takes it, and Faust's own pieces these replace still do what made them
-replaced."""
+it (the Faust adapter's workaround 7): a backlog gives whole batches, a lone record is not held
+back, the drain stops while the buffer is over its capacity, move records skip Faust's per-event
+path while every other record still takes it."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass
 
 from faust.types import TP
@@ -210,21 +208,3 @@ def test_a_flow_suspension_stops_delivering_the_rest_of_a_fetch_and_their_read_o
     asyncio.run(drain_once())
     assert consumer.called_back == changelog[:2]
     assert consumer._read_offset == {CHANGELOG: 0}
-
-
-def test_fausts_drain_races_every_message_against_the_flow_suspension():
-    """Why workaround 7 exists (and what it keeps: the read-offset rule)."""
-    from faust.transport.consumer import Consumer, Fetcher
-
-    drain = inspect.getsource(Consumer._drain_messages)
-    assert "await self.wait_first(\n" in drain and "callback(message), self.suspend_flow.wait()" in drain
-    assert "r_offset is None or offset >= r_offset" in drain
-    assert "await consumer._drain_messages(self)" in inspect.getsource(Fetcher._fetcher.fun)  # looked up per call
-
-
-def test_fausts_take_events_stops_buffering_while_the_agent_holds_a_batch():
-    """Why the fold loop does not use take_events (batching.py)."""
-    from faust.streams import Stream
-
-    source = inspect.getsource(Stream.take_events)
-    assert "if buffer_consuming is not None:" in source and "await buffer_consuming" in source
