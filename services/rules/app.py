@@ -29,7 +29,7 @@ from .faust_adapter.producer import FaustProducer
 from .faust_adapter.recovery import superseded
 from .faust_adapter.table import MatchTable, TablePositions
 from .ops import install as install_ops
-from .pipeline import Pipeline
+from .pipeline import IN_FLIGHT_BATCHES, Pipeline
 from .report import BatchReport
 from .sweep import forget_finished
 
@@ -69,6 +69,7 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         table,
         positions,
         group,
+        in_flight=IN_FLIGHT_BATCHES * rules.batch_max,
         busy_records=rules.busy_records,
         on_stored=BatchReport(counters).stored,
         trace=trace,

@@ -25,7 +25,9 @@ The committer takes every batch waiting in the queue as one group: one changelog
 them all (taken one by one, that round trip was the worker's pace). Folding batch k+1 needs the
 states batch k produced before they are stored: `Pending` holds them (the bytes that will be
 stored, so the decoded-state cache stays valid) and is what the fold reads before the table. At
-most `depth` batches are in flight: the fold waits when Kafka is slower than it.
+most `in_flight` records are in flight (`Room`): the fold waits when Kafka is slower than it. The
+bound is on records, not batches: a bound of 8 batches stalled the fold whenever a changelog round
+trip took longer than 8 small batches took to come (docs/decisions/rules-latency.md).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from .produce import acknowledged, produce_all, start
 
 log = logging.getLogger("plylog.rules")
 
-DEPTH = 8
+#: records in flight at most, in batches of the most records a batch takes (8: as many as 8 full batches)
+IN_FLIGHT_BATCHES = 8
 
 
 @dataclass
@@ -88,10 +91,10 @@ class Pending:
         for key, (value, partition) in batch.writes.items():
             self.writes[key] = (value, partition, number)
 
-    def settled(self, number: int) -> None:
-        """Batch `number` is in the table, or was dropped by a rebalance: forget its writes no later
-        batch has replaced. Never more: batches folded after a rebalance may be pending already."""
-        self.writes = {k: v for k, v in self.writes.items() if v[2] != number}
+    def settled(self, numbers: set[int]) -> None:
+        """Batches `numbers` are in the table, or were dropped by a rebalance: forget their writes no
+        later batch has replaced. Never more: batches folded after a rebalance may be pending already."""
+        self.writes = {k: v for k, v in self.writes.items() if v[2] not in numbers}
 
     def drop(self) -> None:
         self.writes.clear()
@@ -111,7 +114,7 @@ class Pipeline:
         positions: PositionStore,
         group: Group,
         *,
-        depth: int = DEPTH,
+        in_flight: int = IN_FLIGHT_BATCHES * 500,
         busy_records: int = 32,
         on_stored: Callable[[InFlight, int], None] = lambda flight, group: None,
         trace: StageTrace | None = None,
@@ -119,7 +122,8 @@ class Pipeline:
         self.core, self.source, self.producer = core, source, producer
         self.table, self.positions, self.group = table, positions, group
         self.busy_records, self.on_stored, self.trace = busy_records, on_stored, trace
-        self.queue: asyncio.Queue[InFlight] = asyncio.Queue(depth)
+        self.queue: asyncio.Queue[InFlight] = asyncio.Queue()
+        self.room = Room(in_flight)
         self.pending = Pending()
         self.folded = 0  # batches folded so far (their numbers)
         self.folded_in: int | None = None  # the generation the last batch was folded in
@@ -157,7 +161,7 @@ class Pipeline:
             self.source.discard(partition)  # the records beyond the gap come again
             await self.group.fetch_again(partition, offset)
         flight = InFlight(self.folded, generation, batch, deliveries, started, len(self.source))
-        await put_or_fail(self.queue, flight, committer)
+        await put_or_fail(self.queue, self.room, flight, committer)
 
     # --- the committer: acknowledgements, then states, then positions -----------------------------
     async def commit_batches(self) -> None:
@@ -175,14 +179,14 @@ class Pipeline:
             group[-1].batch.counts["replaced"] += await produce_all(self.producer, outcomes)
         generation = self.group.generation  # from here to the states stored, no await
         current = [flight for flight in group if flight.generation == generation]
-        for flight in group:
-            if flight.generation != generation:
-                self.pending.settled(flight.number)  # not drop(): batches of the new generation may be pending
-                log.warning(
-                    "rebalanced while batch %d was in flight: its states are not stored; the records will "
-                    "be answered again from the stored positions (same results)",
-                    flight.number,
-                )
+        dropped = [flight for flight in group if flight.generation != generation]
+        if dropped:  # not drop(): batches of the new generation may be pending
+            self._settled(dropped)
+            log.warning(
+                "rebalanced while batches %s were in flight: their states are not stored; the records will "
+                "be answered again from the stored positions (same results)",
+                ", ".join(str(flight.number) for flight in dropped),
+            )
         if not current:
             return
         for key, (value, partition) in merged([flight.batch.state_writes() for flight in current]).items():
@@ -191,10 +195,14 @@ class Pipeline:
         if self.group.generation == generation:  # else the next generation folds on: its positions follow
             for partition, offset in merged([flight.batch.positions() for flight in current]).items():
                 self.positions.store(partition, offset)
+        self._settled(current)
         for flight in current:
-            self.pending.settled(flight.number)
             self.on_stored(flight, len(current))
             self._mark("stored", [out.cause for out in flight.batch.sends if out.cause is not None])
+
+    def _settled(self, flights: list[InFlight]) -> None:
+        self.pending.settled({flight.number for flight in flights})
+        self.room.free(sum(flight.batch.counts["records"] for flight in flights))
 
     @staticmethod
     def sent_at_once(batch: Batch) -> list[Outgoing]:
@@ -258,20 +266,50 @@ def merged(writes: list[dict[Any, Any]]) -> dict[Any, Any]:
     return result
 
 
-async def put_or_fail(queue: asyncio.Queue[InFlight], item: InFlight, committer: asyncio.Task[None]) -> None:
-    """Queue `item` for the committer, or raise what stopped the committer (a failed batch)."""
+class Room:
+    """Records in flight (folded, not stored yet) at most `most`; a batch larger goes alone."""
+
+    def __init__(self, most: int):
+        self.most, self.used = most, 0
+        self._freed = asyncio.Event()
+
+    def fits(self, records: int) -> bool:
+        return self.used == 0 or self.used + records <= self.most
+
+    async def wait(self, records: int) -> None:
+        while not self.fits(records):
+            self._freed.clear()
+            await self._freed.wait()
+
+    def take(self, records: int) -> None:
+        self.used += records
+
+    def free(self, records: int) -> None:
+        self.used -= records
+        self._freed.set()
+
+
+async def put_or_fail(
+    queue: asyncio.Queue[InFlight], room: Room, item: InFlight, committer: asyncio.Task[None]
+) -> None:
+    """Queue `item` for the committer once there is room for its records, or raise what stopped
+    the committer (a failed batch)."""
     if committer.done():
         committer.result()
-    putting = asyncio.ensure_future(queue.put(item))
-    try:
-        done, _ = await asyncio.wait({putting, committer}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        putting.cancel()  # the worker stops: nothing waits for the queue any more
-        raise
-    if committer in done:
-        putting.cancel()
-        committer.result()
-        raise RuntimeError("the committer stopped")
+    records = item.batch.counts["records"]
+    if not room.fits(records):
+        waiting = asyncio.ensure_future(room.wait(records))
+        try:
+            done, _ = await asyncio.wait({waiting, committer}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            waiting.cancel()  # the worker stops: nothing waits for room any more
+            raise
+        if committer in done:
+            waiting.cancel()
+            committer.result()
+            raise RuntimeError("the committer stopped")
+    room.take(records)
+    queue.put_nowait(item)
 
 
 class Beside:

@@ -245,7 +245,7 @@ class Process:
         self.source = RecordBuffer(batch_max, 0, 2 * batch_max)
         self.producer = FakeProducer(self)
         self.pipeline = world.pipeline(
-            RulesCore(PARTITIONS), self.source, self.producer, self.table, self.positions, self.group, depth=3
+            RulesCore(PARTITIONS), self.source, self.producer, self.table, self.positions, self.group, in_flight=9
         )
         self.fetching: dict[int, int] = {}
         self.fetched_in: int | None = None
