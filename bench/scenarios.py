@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from games.fold import encode
 from services.common import moves_log, redis_client
 from services.common.moves_log import partition_of
@@ -296,6 +298,14 @@ async def floor(ctx: Context) -> RunResult:
     return run
 
 
+def _write_trace(label: str, seen: latency.Seen, after: float) -> None:
+    """With PLYLOG_TRACE_DIR set, when each move was sent and seen, for `python -m bench.trace`."""
+    directory = os.environ.get("PLYLOG_TRACE_DIR")
+    if directory:
+        sightings = {"sent": seen.sent, "at": seen.at, "after": after}
+        (Path(directory) / f"bench-{label}.json").write_bytes(orjson.dumps(sightings))
+
+
 async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]]) -> RunResult:
     p = ctx.params
     matches = iter(ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7)))
@@ -313,6 +323,7 @@ async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpac
                 seen,
                 ctx.step,
             )
+    _write_trace(label, seen, after=started + p.latency_warmup_s)
     run = RunResult(
         {
             "offered_per_s": p.latency_rate,
