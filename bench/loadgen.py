@@ -30,7 +30,7 @@ from aiokafka import AIOKafkaProducer
 from games.registry import GAME_MODULES
 from services.common import kafka_auth
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 
 from .logs import interleave, random_match
 

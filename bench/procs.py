@@ -8,6 +8,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,13 +16,19 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.cli._proc import free_port
-
 from .cpu_clock import process_cpu_seconds
 from .stack import BenchStack, RunSpace
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECTOR_CONSUMER = "projector"  # its offsets in Redis: `{p}offsets:projector`
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (a process started on it may still lose it to another)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 class ServiceFailed(RuntimeError):

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from games.registry import GAME_MODULES
-from services.cli.replay import fold_file, write_steps
+from services.common.log_replay import fold_file, write_steps
 
 from .logs import write_random_log
 

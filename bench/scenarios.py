@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 
 from games.fold import encode
-from services.common import moves_log, redis_client
-from services.common.moves_log import partition_of
+from services.common import kafka_read, moves_log, redis_client
+from services.common.kafka_partition import partition_of
 from services.common.redis_keys import Keys
 
 from . import http_bots, latency, ws_bots
@@ -437,7 +437,7 @@ def worker_outputs(ctx: Context) -> tuple[list[Record], list[Record]]:
         placed = []
         for match_id, raw in ctx.throughput_load():
             partition = partition_of(match_id, ctx.stack.partitions)
-            placed.append(moves_log.Record(partition, offsets[partition], match_id, raw))
+            placed.append(kafka_read.Record(partition, offsets[partition], match_id, raw))
             offsets[partition] += 1
         results, outcomes = [], []
         for record, taken in moves_log.refold(placed, topic="plylog.moves", partitions=ctx.stack.partitions):

@@ -1,6 +1,6 @@
-"""The match lifecycle shared by every game: create, join, start, resign, abort, Fischer
-clocks and timeouts, seat and turn checks. It wraps a game's decider; it knows no rule of
-any game.
+"""The match lifecycle shared by every game: create, join, start, resign, abort, clocks
+(games.clocks: Fischer, or correspondence with vacations: games.vacation) and timeouts, seat and
+turn checks. It wraps a game's decider; it knows no rule of any game.
 
 `execute(state, record)` decides and evolves in one pass (what the fold uses);
 `decide` and `evolve` are the same logic split for event-level replay and tests.
@@ -14,23 +14,14 @@ from pydantic import ValidationError, field_validator
 
 from schemas.lifecycle import Create
 
+from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
 from .registry import get_game
 from .timeutil import to_ms
+from .vacation import end_vacation, evolve_vacation, take_vacation, why_not_timed_out
 
 TIMEKEEPER = "plylog-timekeeper"
-LIFECYCLE_TYPES = frozenset({"create", "join", "resign", "abort", "claim_timeout"})
-
-
-class ClockState(Frozen):
-    initial_ms: int
-    increment_ms: int
-    remaining_ms: tuple[int, int]
-    since_ms: int | None = None  # when the running seat's time started to run
-
-    def left(self, seat: int, now_ms: int, running: bool) -> int:
-        spent = max(0, now_ms - self.since_ms) if running and self.since_ms is not None else 0
-        return self.remaining_ms[seat] - spent
+LIFECYCLE_TYPES = frozenset({"create", "join", "resign", "abort", "claim_timeout", "vacation", "end_vacation"})
 
 
 class MatchState(Frozen):
@@ -46,7 +37,7 @@ class MatchState(Frozen):
     # encodes a state per changed match and batch, and 128 strings were half of that encoding.
     recent_ids: str = ""
     options: dict[str, Any]
-    clock: ClockState | None = None
+    clock: AnyClockState | None = None
     board: Any  # the game's own state value
     game_actions: int = 0
     created_at: str
@@ -233,11 +224,36 @@ def _claim_timeout(
                 *_end(state, {"winner": 1 - seat, "reason": "timeout", "scores": state.rules.scores(state.board)}, at),
                 None,
             )
-    times = ", ".join(f"seat {s}: {state.clock.left(s, now, True) / 1000:.3f}s" for s in state.to_move())
-    raise Rejected("not_timed_out", f"the seat to move still has time as of {at} ({times})")
+    raise Rejected("not_timed_out", why_not_timed_out(state.clock, state.to_move(), now, at))
 
 
-LIFECYCLE = {"join": _join, "resign": _resign, "abort": _abort, "claim_timeout": _claim_timeout}
+def _vacation(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
+    if state.status == "waiting":
+        raise illegal("the match has not started; a vacation pauses a running clock")
+    event = take_vacation(state, _own_seat(state, player), action, at)
+    return [event], evolve(state, event), None
+
+
+def _end_vacation(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
+    _only_type(action)
+    if state.status == "waiting":
+        raise illegal("the match has not started; nobody is on vacation")
+    event = end_vacation(state, _own_seat(state, player), at)
+    return [event], evolve(state, event), None
+
+
+LIFECYCLE = {
+    "join": _join,
+    "resign": _resign,
+    "abort": _abort,
+    "claim_timeout": _claim_timeout,
+    "vacation": _vacation,
+    "end_vacation": _end_vacation,
+}
 
 
 def _game_action(
@@ -252,21 +268,15 @@ def _game_action(
     if state.clock is not None and state.clock.left(seat, now, running=True) <= 0:
         raise illegal(f"seat {seat}'s clock ran out; the match ends when the timeout is claimed")
     events, board = game.execute(state.board, seat, parsed, now)
-    state = state.evolved(board=board, game_actions=state.game_actions + 1, clock=_charge(state.clock, seat, now))
+    clock = state.clock
+    if clock is not None:
+        clock = clock.charged(seat, now, game.to_move(board) if clock.needs_next_movers else ())
+    state = state.evolved(board=board, game_actions=state.game_actions + 1, clock=clock)
     outcome = game.outcome(board)
     if outcome is not None:
         ended, state = _end(state, outcome, at)
         events = events + ended
     return events, state, seat
-
-
-def _charge(clock: ClockState | None, seat: int, now: int) -> ClockState | None:
-    """The clock after `seat` acted at `now`: time spent deducted, increment added."""
-    if clock is None:
-        return None
-    remaining = list(clock.remaining_ms)
-    remaining[seat] = clock.left(seat, now, running=True) + clock.increment_ms
-    return clock.evolved(remaining_ms=tuple(remaining), since_ms=max(now, clock.since_ms or now))
 
 
 def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
@@ -329,7 +339,7 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
             status="waiting",
             options=event["options"],
             board=game.initial(event["options"], event["match_id"]),
-            clock=None if clock is None else _new_clock(clock),
+            clock=None if clock is None else new_clock(clock),
             created_at=event["at"],
         )
     assert state is not None, f"{kind} before match_created"
@@ -338,51 +348,38 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
         seats[event["seat"]] = event["player"]
         return state.evolved(seats=tuple(seats))
     if kind == "match_started":
-        clock = state.clock.evolved(since_ms=to_ms(event["at"])) if state.clock else None
+        clock = state.clock.started(to_ms(event["at"])) if state.clock else None
         return state.evolved(status="active", started_at=event["at"], clock=clock)
     if kind == "match_ended":
         outcome = {"winner": event["winner"], "reason": event["reason"], "scores": event.get("scores")}
         clock = state.clock
         if clock is not None and state.status == "active":
-            now = to_ms(event["at"])
-            running = set(state.to_move())
-            clock = clock.evolved(remaining_ms=tuple(clock.left(s, now, s in running) for s in (0, 1)), since_ms=None)
+            clock = clock.stopped(to_ms(event["at"]), set(state.to_move()))
         return state.evolved(status="over", outcome=outcome, ended_at=event["at"], clock=clock)
+    if kind in ("vacation_started", "vacation_ended"):
+        return evolve_vacation(state, event)
     return state.evolved(board=state.rules.evolve(state.board, event))
-
-
-def _new_clock(clock: dict[str, Any]) -> ClockState:
-    initial = round(clock["initial_s"] * 1000)
-    return ClockState(
-        initial_ms=initial, increment_ms=round(clock.get("increment_s", 0) * 1000), remaining_ms=(initial, initial)
-    )
 
 
 def count_game_action(state: MatchState, seat: int, at: str) -> MatchState:
     """Record-level bookkeeping `execute` does for a game action, for event-level replay."""
-    return state.evolved(game_actions=state.game_actions + 1, clock=_charge(state.clock, seat, to_ms(at)))
+    clock = None if state.clock is None else state.clock.charged(seat, to_ms(at), state.to_move())
+    return state.evolved(game_actions=state.game_actions + 1, clock=clock)
 
 
 # --- views ----------------------------------------------------------------------------------------
 def view(state: MatchState, seat: int | None = None) -> dict[str, Any]:
     """The match as a client sees it (seat None = public: never a secret)."""
     game_view = state.rules.view(state.board, seat)
-    clock = state.clock
+    clock, to_move = state.clock, state.to_move()
     data: dict[str, Any] = {
         "match_id": state.match_id,
         "game": state.game,
         "seats": list(state.seats),
         "status": state.status,
         "seq": state.seq,
-        "to_move": list(state.to_move()),
-        "clock": None
-        if clock is None
-        else {
-            "initial_ms": clock.initial_ms,
-            "increment_ms": clock.increment_ms,
-            "remaining_ms": list(clock.remaining_ms),
-            "since_ms": clock.since_ms,
-        },
+        "to_move": list(to_move),
+        "clock": None if clock is None else clock.view(to_move),
         "outcome": state.outcome,
         "created_at": state.created_at,
         "started_at": state.started_at,

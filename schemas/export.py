@@ -17,7 +17,9 @@ from .base import GAME_NAMES
 from .catalog import GAME_SCHEMA_MODULES, game_models, game_schema, view_model
 from .game_records import game_records
 from .lifecycle import LIFECYCLE_ACTIONS, LIFECYCLE_EVENTS
+from .matchmaking import LobbyRecord, LobbyResult
 from .records import DeadLetter, MoveRecord, OutcomeRecord, ResultRecord, tagged_union
+from .tournament import TournamentRecord, TournamentResultRecord
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 Mode = Literal["validation", "serialization"]
@@ -27,6 +29,10 @@ RECORDS: dict[str, tuple[type[BaseModel], Mode]] = {
     "move-record": (MoveRecord, "validation"),
     "result-record": (ResultRecord, "serialization"),
     "dead-letter": (DeadLetter, "serialization"),
+    "tournament-record": (TournamentRecord, "validation"),
+    "tournament-result-record": (TournamentResultRecord, "serialization"),
+    "matchmaking/lobby-record": (LobbyRecord, "validation"),
+    "matchmaking/lobby-result": (LobbyResult, "serialization"),
 }
 
 

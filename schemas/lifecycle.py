@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, StrictInt, ValidatorFunctionWrapHandler, WrapValidator
 
 from .base import Action, Event, GameName, PlayerId, Seat, Strict, Timestamp
 
@@ -16,12 +16,51 @@ class Clock(Strict):
     increment_s: float = Field(default=0, ge=0, le=24 * 3600)
 
 
+def _whole_number(value: object) -> object:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a whole number of days, not {value!r}")
+    return value
+
+
+#: The days a correspondence clock may give per move.
+DAYS_PER_MOVE = (1, 2, 3, 5, 7, 14)
+DaysPerMove = Annotated[Literal[1, 2, 3, 5, 7, 14], BeforeValidator(_whole_number)]
+#: Most vacation days a correspondence match may give each player.
+MAX_VACATION_DAYS = 30
+
+
+class CorrespondenceClock(Strict):
+    """Days per move (docs/correspondence.md): the seat to move has `days_per_move` days from the moment
+    its turn began; each of its actions gives it the full days again (unused time is not kept). Each
+    player may pause their own clock for up to `vacation_days` days in the match."""
+
+    kind: Literal["correspondence"]
+    days_per_move: DaysPerMove
+    vacation_days: StrictInt = Field(
+        default=7, ge=0, le=MAX_VACATION_DAYS, description="per player, for the whole match"
+    )
+
+
+def _one_kind(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A clock with a `kind` is a correspondence clock, any other a Fischer clock: validated as that
+    one model, so its errors name its own fields (`clock.initial_s`), as before clocks had kinds."""
+    if isinstance(value, (Clock, CorrespondenceClock)):
+        return value
+    if isinstance(value, dict) and "kind" in value:
+        return CorrespondenceClock.model_validate(value)
+    return Clock.model_validate(value)
+
+
+#: A match's clock: a Fischer clock (no `kind`, as clocks always were) or a correspondence clock.
+AnyClock = Annotated[Clock | CorrespondenceClock, WrapValidator(_one_kind)]
+
+
 class Create(Action):
     type: Literal["create"]
     game: GameName
     seats: list[PlayerId | None] = Field(min_length=2, max_length=2)
     options: dict[str, Any] = Field(default_factory=dict)
-    clock: Clock | None = None
+    clock: AnyClock | None = None
     invited: list[PlayerId | None] | None = Field(
         default=None,
         min_length=2,
@@ -47,7 +86,20 @@ class ClaimTimeout(Action):
     type: Literal["claim_timeout"]
 
 
-LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout)
+class Vacation(Action):
+    """Pause your clock (correspondence clocks only) for `days` days of your allowance in this match."""
+
+    type: Literal["vacation"]
+    days: StrictInt = Field(ge=1, le=MAX_VACATION_DAYS)
+
+
+class EndVacation(Action):
+    """Come back before your vacation ends: the whole days not begun go back to your allowance."""
+
+    type: Literal["end_vacation"]
+
+
+LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout, Vacation, EndVacation)
 
 
 # Why a match ended when the lifecycle ended it; each game adds its own reasons.
@@ -68,7 +120,7 @@ class MatchCreated(Event):
     game: GameName
     seats: list[PlayerId | None]
     options: dict[str, Any] = Field(description="the game's options with every default filled in")
-    clock: Clock | None = None
+    clock: AnyClock | None = None
     invited: list[PlayerId | None] | None = Field(default=None, description="present when the create reserved seats")
     at: Timestamp
 
@@ -93,4 +145,21 @@ class MatchEnded(Event):
     at: Timestamp
 
 
-LIFECYCLE_EVENTS = (MatchCreated, SeatJoined, MatchStarted, MatchEnded)
+class VacationStarted(Event):
+    type: Literal["vacation_started"]
+    seat: Seat
+    days: int = Field(ge=1, description="taken from the seat's vacation allowance in this match")
+    until: Timestamp = Field(description="when the vacation ends by itself; the seat's clock is paused until then")
+    at: Timestamp
+
+
+class VacationEnded(Event):
+    """A vacation ended early by `end_vacation` (one that runs to its `until` ends without an event)."""
+
+    type: Literal["vacation_ended"]
+    seat: Seat
+    days_back: int = Field(ge=0, description="the whole days not begun, given back to the seat's allowance")
+    at: Timestamp
+
+
+LIFECYCLE_EVENTS = (MatchCreated, SeatJoined, MatchStarted, MatchEnded, VacationStarted, VacationEnded)

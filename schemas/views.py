@@ -43,7 +43,7 @@ class ViewPart(BaseModel):
 
 
 class ClockView(ViewPart):
-    """A running Fischer clock, in milliseconds."""
+    """A Fischer clock, in milliseconds."""
 
     initial_ms: int = Field(ge=1, description="time per seat at the start")
     increment_ms: int = Field(ge=0, description="added to a seat's time after each of its own actions")
@@ -59,6 +59,38 @@ class ClockView(ViewPart):
     )
 
 
+class CorrespondenceClockView(ViewPart):
+    """A correspondence clock (days per move), in milliseconds. `remaining_ms` and `since_ms` mean
+    what they mean for a Fischer clock, so `since_ms + remaining_ms[seat to move]` is the deadline
+    for either kind; this one names it (`deadline_ms`) and the seats' vacations."""
+
+    kind: Literal["correspondence"]
+    days_per_move: int = Field(ge=1, description="the full time a seat has for each of its moves, in days")
+    remaining_ms: Pair = Field(
+        min_length=2,
+        max_length=2,
+        description="per seat, as of its last action (its full days then), its vacation's start, or the end; "
+        "the seat to move also spends the time since `since_ms`",
+    )
+    since_ms: int | None = Field(
+        description="epoch milliseconds from which the seat to move spends its time: its turn's start, or "
+        "the end of its vacation (later than now while it is on one); null when no clock runs"
+    )
+    deadline_ms: int | None = Field(
+        description="epoch milliseconds at which the seat to move runs out (`since_ms` + its `remaining_ms`); "
+        "days left = (deadline_ms - now) / 86400000; null when no clock runs"
+    )
+    vacation_days_left: Pair = Field(
+        min_length=2, max_length=2, description="per seat, the whole days of vacation it may still take in this match"
+    )
+    vacation_until_ms: list[int | None] = Field(
+        min_length=2,
+        max_length=2,
+        description="per seat, the end of its latest vacation (epoch ms; it is on vacation while this is "
+        "later than now), null when it took none or ended it early",
+    )
+
+
 class MatchView(ViewPart):
     """The lifecycle part of every view; the game's own keys follow in the subclasses."""
 
@@ -70,7 +102,7 @@ class MatchView(ViewPart):
     status: Literal["waiting", "active", "over"]
     seq: int = Field(ge=1, description="accepted move records of the match so far (create makes it 1)")
     to_move: list[Seat] = Field(max_length=2, description="the seats whose action is awaited; [] unless active")
-    clock: ClockView | None = Field(description="null for a match without a clock")
+    clock: ClockView | CorrespondenceClockView | None = Field(description="null for a match without a clock")
     outcome: Outcome | None = Field(description="set when the match is over")
     created_at: Timestamp
     started_at: Timestamp | None = Field(description="when the last seat was filled")

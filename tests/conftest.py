@@ -174,7 +174,7 @@ class _Resolver:
     def _start_kafka_container(self) -> str:
         from testcontainers.core.container import DockerContainer
 
-        from services.cli._proc import free_port
+        from bench.procs import free_port
         from services.common import kafka_admin
 
         port = free_port()

@@ -6,9 +6,10 @@ a validator independent of the pydantic models the files come from, counting wha
     check("view", result["view"], game="strands")
 
 Kinds: `move`, `result`, `outcome`, `dead_letter`, `sse` (the data of a server-sent event: a
-result record), and per game `view`, `event`, `action`. WebSocket payloads get a kind when the
-gateway has them. `tests/conftest.py` prints the counts in pytest's terminal summary, so a run
-says how many records of each kind it validated.
+result record), `tournament`, `tournament_result`, `lobby_record`, `lobby_result` (matchmaking),
+and per game `view`, `event`, `action`. WebSocket payloads get a kind when the gateway has them.
+`tests/conftest.py` prints the counts in pytest's terminal summary, so a run says how many records
+of each kind it validated.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ RECORD_FILES = {
     "outcome": "outcome-record.json",
     "dead_letter": "dead-letter.json",
     "sse": "result-record.json",
+    "tournament": "tournament-record.json",
+    "tournament_result": "tournament-result-record.json",
+    "lobby_record": "matchmaking/lobby-record.json",
+    "lobby_result": "matchmaking/lobby-result.json",
 }
 GAME_FILES = {"view": "view.json", "event": "events.json", "action": "actions.json"}
 

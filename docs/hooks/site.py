@@ -114,7 +114,8 @@ def _types_and_fields(schema_file: Path) -> list[str]:
 def game_records_table() -> str:
     """Every game's actions and public events with their fields, from `schemas/json/<game>/`."""
     rows = ["| game | actions | public events |", "|---|---|---|"]
-    for game_dir in sorted(p for p in (ROOT / "schemas" / "json").iterdir() if p.is_dir()):
+    game_dirs = (p for p in (ROOT / "schemas" / "json").iterdir() if (p / "actions.json").is_file())
+    for game_dir in sorted(game_dirs):  # a folder of other records (matchmaking) has no actions.json
         actions = " · ".join(_types_and_fields(game_dir / "actions.json"))
         events = " · ".join(_types_and_fields(game_dir / "events.json"))
         rows.append(f"| `{game_dir.name}` | {actions} | {events} |")

@@ -1,7 +1,7 @@
 """The bot service's loop: consume `plylog.results` as the group `<topic prefix>bots` (instances
 share the partitions), keep the public position of every match a bot plays, and produce its
-bots' moves to `plylog.moves` (aiokafka, acks=all). See players.py for the decisions and
-thinking.py for how the service shares its time between players.
+bots' moves to `plylog.moves` (acks=all), both through services/common's Kafka layer. See
+players.py for the decisions and thinking.py for how the service shares its time between players.
 
 Each turn a bot owes is a task of its own: many matches are thought about at once, and one slow
 decision holds up no other match. A newer result of a match replaces a turn not yet being decided
@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 
 from games.public import PublicPosition
 from schemas.base import is_match_id
-from services.common import bot_directory, kafka_auth, redis_client
+from services.common import bot_directory, redis_client
+from services.common.kafka_group import GroupMember
+from services.common.kafka_produce import Producer
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -64,21 +65,20 @@ class _Owed:
         return self.result["view"]["seq"]
 
 
-class _Positions(ConsumerRebalanceListener):
+class _Positions:
     """Public positions of the matches on the partitions this instance holds."""
 
     def __init__(self, on_assigned, on_revoked):
         self.by_match: dict[str, tuple[int, PublicPosition]] = {}  # match -> (partition, position)
         self._on_assigned, self._on_revoked = on_assigned, on_revoked
 
-    async def on_partitions_revoked(self, revoked):
-        gone = {tp.partition for tp in revoked}
+    async def revoked(self, gone: set[int]) -> None:
         await self._on_revoked(gone)
         self.by_match = {m: v for m, v in self.by_match.items() if v[0] not in gone}
 
-    async def on_partitions_assigned(self, assigned):
-        log.info("assigned partitions: %s", sorted(tp.partition for tp in assigned))
-        if assigned:
+    def assigned(self, partitions: set[int]) -> None:
+        log.info("assigned partitions: %s", sorted(partitions))
+        if partitions:
             self._on_assigned()
 
 
@@ -96,24 +96,18 @@ class BotService:
         topics = self.settings.topics
         self.redis = redis_client.connect_async(self.settings.redis, socket_connect_timeout=5)
         self.projection = Projection(self.redis, self.keys)
-        sasl = kafka_auth.aiokafka(self.settings.kafka_auth)
-        self.producer = AIOKafkaProducer(
-            bootstrap_servers=self.settings.kafka_bootstrap, acks="all", enable_idempotence=True, linger_ms=1, **sasl
-        )
-        self.consumer = consumer = AIOKafkaConsumer(
-            bootstrap_servers=self.settings.kafka_bootstrap,
-            group_id=topics.bots_group,
-            client_id=self.instance,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            fetch_max_wait_ms=50,
-            max_poll_interval_ms=600_000,
-            **sasl,
-        )
         self.positions = _Positions(self._mark_ready, self._give_up)
-        consumer.subscribe([topics.results], listener=self.positions)
+        self.consumer = consumer = GroupMember(
+            self.settings.kafka_bootstrap,
+            self.settings.kafka_auth,
+            topics.results,
+            topics.bots_group,
+            self.instance,
+            self.positions.assigned,
+            self.positions.revoked,
+        )
         await self.thinker.start()
-        await self.producer.start()
+        self.producer = await Producer.start(self.settings.kafka_bootstrap, self.settings.kafka_auth, linger_ms=1)
         await consumer.start()
         announcer = asyncio.create_task(self._announce())
         log.info("bot service %s plays %s", self.instance, ", ".join(sorted(self.players.bots)))
@@ -125,10 +119,8 @@ class BotService:
                 if len(self.working) >= MAX_OWED_TURNS:  # enough in hand: read on once some are done
                     await asyncio.sleep(0.05)
                     continue
-                polled = await consumer.getmany(timeout_ms=200, max_records=500)
-                for tp, messages in polled.items():
-                    for message in messages:
-                        self._take(tp.partition, message.offset, message.value)
+                for record in await consumer.take(500, 0.2):
+                    self._take(record.partition, record.offset, record.value)
                 await self._commit()
             log.info("stopping: %d turn(s) in hand are decided again by whoever reads on", len(self.working))
         finally:
@@ -172,8 +164,7 @@ class BotService:
     async def _commit(self, partitions: set[int] | None = None) -> None:
         points = self.progress.to_commit(partitions)
         if points:
-            topic = self.settings.topics.results
-            await self.consumer.commit({TopicPartition(topic, p): offset for p, offset in points.items()})
+            await self.consumer.commit(points)
             self.progress.committed(points)
 
     async def _give_up(self, partitions: set[int]) -> None:
@@ -291,10 +282,7 @@ class BotService:
             return
         for turn in owed.turns:
             record = await self._decide(lane(view), turn, position, view, owed.retry)
-            sent = await self.producer.send(
-                self.settings.topics.moves, orjson.dumps(record), key=turn.match_id.encode()
-            )
-            await sent
+            await self.producer.send(self.settings.topics.moves, orjson.dumps(record), key=turn.match_id.encode())
             self.counts["retries" if record["event_id"].endswith(":retry") else "moves"] += 1
             log.debug("%s: sent %s", turn.match_id, record["event_id"])
 

@@ -94,7 +94,8 @@ class Api:
 
 def parse_sse(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any], str | None]]:
     """(event, JSON data, id or None) of each Server-Sent Event; comments are skipped."""
-    event, data, event_id = "message", [], None
+    event, event_id = "message", None
+    data: list[str] = []
     for line in lines:
         if not line:
             if data:

@@ -1,13 +1,12 @@
 """`plylog up --cluster`: start the Kafka cluster and the Redis Cluster (what is not running yet).
 
-Called by stack._Up with itself (`up`), whose helpers keep the records, report lines and roll
-back what this run started if anything fails."""
+Called by _up.Up with its `Launch`, which keeps the records, reports the lines and rolls back what
+this run started if anything fails."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING
 
 from services.common.settings import Settings, SettingsError
 
@@ -21,10 +20,10 @@ from ._cluster_layout import (
     redis_nodes,
     redis_url,
 )
-from ._proc import StackError, file_size
-
-if TYPE_CHECKING:
-    from .stack import _Up
+from ._errors import CliError
+from ._launch import Launch
+from ._logs import file_size
+from ._state import is_cluster_record
 
 SINGLE = ("kafka", "redis")
 
@@ -34,7 +33,7 @@ def cluster_settings(s: Settings) -> Settings:
     try:
         check_ports(s)
     except SettingsError as exc:
-        raise StackError(str(exc), "set other port bases") from None
+        raise CliError(str(exc), "set other port bases") from None
     return dataclasses.replace(
         s,
         kafka_bootstrap=bootstrap(s),
@@ -44,7 +43,7 @@ def cluster_settings(s: Settings) -> Settings:
     )
 
 
-def ensure_acls(up: _Up, bootstrap_servers: str) -> None:
+def ensure_acls(up: Launch, bootstrap_servers: str) -> None:
     """Every service's ACLs on the installation's topics (kafka_acls.grants); idempotent."""
     from services.common import kafka_acls
 
@@ -59,28 +58,24 @@ def service_credentials(s: Settings, service: str) -> dict[str, str]:
     return _kafka_cluster.user_auth(s, kafka_acls.SERVICE_USERS[service]).env()
 
 
-def is_cluster_record(name: str) -> bool:
-    return name.startswith(("kafka-", "redis-")) and name.rsplit("-", 1)[1].isdigit()
-
-
-def refuse_mixed(up: _Up, cluster: bool) -> None:
+def refuse_mixed(up: Launch, cluster: bool) -> None:
     """A single-node stack and a cluster cannot share one state dir."""
     running = [name for name, rec in up.records.items() if rec.alive()]
     other = [n for n in running if (n in SINGLE) == cluster and (is_cluster_record(n) or n in SINGLE)]
     if other:
         what = "a single-node stack" if cluster else "a cluster"
-        raise StackError(
+        raise CliError(
             f"{what} is running in {up.s.home} ({', '.join(sorted(other))})",
             "stop it first (`plylog down`), or use another PLYLOG_HOME",
         )
 
 
-def start_infra(up: _Up) -> None:
+def start_infra(up: Launch) -> None:
     redis_cluster(up)
     kafka_cluster(up)
 
 
-def redis_cluster(up: _Up) -> None:
+def redis_cluster(up: Launch) -> None:
     s, nodes = up.s, redis_nodes(up.s)
     running = [n for n in nodes if up.existing(n.name) is not None]
     if len(running) == len(nodes) and _redis_cluster.formed(nodes):
@@ -105,7 +100,7 @@ def redis_cluster(up: _Up) -> None:
     deadline = time.monotonic() + 60
     while not _redis_cluster.formed(nodes):
         if time.monotonic() > deadline:
-            raise StackError(
+            raise CliError(
                 "the Redis Cluster is not healthy (cluster_state is not ok on every node)",
                 "`plylog down` and `plylog up --cluster` make a new one",
                 log=_redis_cluster.node_log(s, nodes[0]),
@@ -115,7 +110,7 @@ def redis_cluster(up: _Up) -> None:
     up.line("redis", f"cluster ok: primaries {', '.join(primaries)}; replicas the others")
 
 
-def kafka_cluster(up: _Up) -> None:
+def kafka_cluster(up: Launch) -> None:
     from services.common import kafka_admin
 
     s, nodes = up.s, kafka_nodes(up.s)
@@ -124,9 +119,9 @@ def kafka_cluster(up: _Up) -> None:
         try:
             operator = _kafka_cluster.operator_auth(s)
         except SettingsError as error:
-            raise StackError(str(error), "`plylog down --purge`, then `plylog up --cluster`") from None
+            raise CliError(str(error), "`plylog down --purge`, then `plylog up --cluster`") from None
         if kafka_admin.metadata_answers(bootstrap(s), timeout=5, auth=operator) is None:
-            raise StackError(
+            raise CliError(
                 f"our Kafka cluster runs but does not answer metadata requests at {bootstrap(s)}",
                 "it may still be starting: wait and retry, or `plylog down` then `plylog up --cluster`",
             )
@@ -152,7 +147,7 @@ def kafka_cluster(up: _Up) -> None:
             code = child.poll()
             if code is not None:
                 out = _kafka_cluster.node_out(s, node)
-                raise StackError(
+                raise CliError(
                     f"{node.name} exited while starting (exit code {code})",
                     f"read {out}",
                     log=out,
@@ -166,7 +161,7 @@ def kafka_cluster(up: _Up) -> None:
                 del waiting[node]
         if waiting and time.monotonic() > deadline:
             names = ", ".join(n.name for n in waiting)
-            raise StackError(
+            raise CliError(
                 f"{names} did not answer a metadata request within {up.timeout:g}s",
                 "on a slow machine retry with a longer --timeout",
                 log=_kafka_cluster.node_log(s, next(iter(waiting))),
@@ -186,7 +181,7 @@ def _wait_for_brokers(servers: str, count: int, timeout: float, auth) -> None:
         if cluster is not None and len(cluster.get("brokers") or []) >= count:
             return
         if time.monotonic() > deadline:
-            raise StackError(
+            raise CliError(
                 f"the Kafka cluster at {servers} lists fewer than {count} brokers after {timeout:g}s",
                 "read the brokers' logs in the state dir",
             )

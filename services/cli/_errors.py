@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._logs import tail
+
 
 class CliError(Exception):
     def __init__(
@@ -31,8 +33,6 @@ class CliError(Exception):
     def freeze_logs(self, lines: int = 20) -> None:
         """Capture the logs' tails now (before a rollback adds shutdown noise to them)."""
         if self.tails is None:
-            from ._proc import tail
-
             self.tails = {p: tail(p, lines, self.since.get(p, 0)) for p in (self.log, *self.extra_logs) if p}
 
     def log_tails(self, lines: int = 20) -> dict[Path, list[str]]:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from services.common.settings import Settings, cache_dir, repo_root
 
-from ._proc import ProcRecord, StackError, record_for
+from ._errors import CliError
+from ._proc import ProcRecord, record_for
 
 JVM_FLAGS = [
     "-Xms512m",
@@ -44,7 +45,7 @@ MIN_JAVA = 17
 def deploy_dir() -> Path:
     root = repo_root()
     if root is None or not (root / "deploy" / "kafka" / "pom.xml").is_file():
-        raise StackError(
+        raise CliError(
             "deploy/kafka/pom.xml not found: the local stack runs from a source checkout",
             "run plylog from the repository (pip install -e .), or use deploy/compose with Docker",
         )
@@ -59,7 +60,7 @@ def pom_versions() -> dict[str, str]:
     for child in list(props) if props is not None else []:
         out[child.tag.split("}", 1)[-1]] = (child.text or "").strip()
     if "kafka.version" not in out:
-        raise StackError(f"{pom} has no <kafka.version> property", "restore deploy/kafka/pom.xml")
+        raise CliError(f"{pom} has no <kafka.version> property", "restore deploy/kafka/pom.xml")
     return out
 
 
@@ -83,19 +84,19 @@ def _pom_digest(pom: str = "pom.xml") -> str:
 def require_java() -> str:
     java = shutil.which("java")
     if java is None:
-        raise StackError(
+        raise CliError(
             "Java is not installed (no `java` on PATH); Kafka needs Java 17+",
             "install it, e.g. `apt-get install -y openjdk-17-jre-headless`",
         )
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StackError(f"`java -version` failed: {exc}", "check your Java installation") from None
+        raise CliError(f"`java -version` failed: {exc}", "check your Java installation") from None
     m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
     if m:
         major = int(m.group(1)) if m.group(1) != "1" else int(m.group(2) or 0)
         if major < MIN_JAVA:
-            raise StackError(
+            raise CliError(
                 f"Java {major} found at {java}; Kafka 4 needs Java {MIN_JAVA}+",
                 "install openjdk-17-jre-headless (or newer) and put it first on PATH",
             )
@@ -121,7 +122,7 @@ def _fetch(pom: str, libs: Path, stamp_name: str, what: str, echo) -> Path:
                 return libs
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise StackError(
+        raise CliError(
             "Maven is not installed (no `mvn` on PATH); it fetches the Kafka jars",
             "install it, e.g. `apt-get install -y maven`",
         )
@@ -155,7 +156,7 @@ def _fetch(pom: str, libs: Path, stamp_name: str, what: str, echo) -> Path:
             ).returncode
         if rc != 0 or not any(tmp.glob("kafka*.jar")):
             shutil.rmtree(tmp, ignore_errors=True)
-            raise StackError(
+            raise CliError(
                 f"Maven could not fetch the Kafka jars (exit {rc})",
                 "check network access to Maven Central and ~/.m2/settings.xml, then retry",
                 log=log,
@@ -176,9 +177,7 @@ def _render(template: Path, dest: Path, values: dict[str, str]) -> None:
     body = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
     left = re.findall(r"@@[A-Z_]+@@", body)
     if left:
-        raise StackError(
-            f"{template} has unknown placeholders {sorted(set(left))}", "fix the template in deploy/kafka/"
-        )
+        raise CliError(f"{template} has unknown placeholders {sorted(set(left))}", "fix the template in deploy/kafka/")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(dest.suffix + ".tmp")
     tmp.write_text(text)
@@ -228,7 +227,7 @@ def prepare(s: Settings, java: str, libs: Path, echo=print) -> Path:
             info = json.loads(formatted.read_text())
         fmt_port = info.get("controller_port")
         if fmt_port is not None and fmt_port != s.controller_port:
-            raise StackError(
+            raise CliError(
                 f"the Kafka data in {data} was formatted for controller port {fmt_port}, not {s.controller_port}",
                 f"use PLYLOG_KAFKA_CONTROLLER_PORT={fmt_port}, or wipe the local data with "
                 "`plylog down --purge` (all topics are lost)",
@@ -263,7 +262,7 @@ def prepare(s: Settings, java: str, libs: Path, echo=print) -> Path:
             stdin=subprocess.DEVNULL,
         ).returncode
     if rc != 0:
-        raise StackError(
+        raise CliError(
             f"formatting the Kafka storage failed (exit {rc})",
             f"read {log}; `plylog down --purge` wipes the local Kafka data",
             log=log,
@@ -312,7 +311,7 @@ def start(s: Settings, java: str, libs: Path, server: Path) -> tuple[subprocess.
             break
         time.sleep(0.02)
     if rec is None:
-        raise StackError("the Kafka JVM exited immediately", f"read {out}", log=out)
+        raise CliError("the Kafka JVM exited immediately", f"read {out}", log=out)
     return proc, rec
 
 

@@ -30,7 +30,8 @@ from services.common.settings import Settings, SettingsError
 
 from . import _kafka
 from ._cluster_layout import KafkaNode, voters
-from ._proc import ProcRecord, StackError, record_for
+from ._errors import CliError
+from ._proc import ProcRecord, record_for
 
 #: per node: three share 2 cores and the machine with everything else (their RSS: docs/operations.md)
 JVM_FLAGS = [
@@ -138,12 +139,12 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
     if (data / "meta.properties").is_file():
         info = json.loads(formatted.read_text()) if formatted.is_file() else {}
         if info.get("voters") not in (None, voters(s)):
-            raise StackError(
+            raise CliError(
                 f"the Kafka data of {node.name} was formatted for the controllers {info['voters']}, not {voters(s)}",
                 "use the ports it was made with, or `plylog down --purge` (all topics are lost)",
             )
         if info.get("auth") != AUTH:
-            raise StackError(
+            raise CliError(
                 f"the Kafka data of {node.name} was formatted without its users (before authentication came)",
                 "`plylog down --purge` and `plylog up --cluster` make a new cluster (all topics are lost)",
             )
@@ -172,7 +173,7 @@ def prepare(s: Settings, node: KafkaNode, java: str, libs: Path, echo=print) -> 
             stdin=subprocess.DEVNULL,
         ).returncode
     if rc != 0:
-        raise StackError(
+        raise CliError(
             f"formatting the storage of {node.name} failed (exit {rc})",
             f"read {log}; `plylog down --purge` wipes the local Kafka data",
             log=log,
@@ -250,4 +251,4 @@ def start(s: Settings, node: KafkaNode, java: str, libs: Path, server: Path) -> 
         if rec is not None:
             return proc, rec
         time.sleep(0.02)
-    raise StackError(f"the JVM of {node.name} exited immediately", f"read {out}", log=out)
+    raise CliError(f"the JVM of {node.name} exited immediately", f"read {out}", log=out)

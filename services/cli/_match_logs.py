@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from games.fold import Unreadable, encode, read, replay_lines, step
-from services.common.moves_log import Record, partition_of
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import Record
 
 
 @dataclass

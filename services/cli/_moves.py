@@ -1,7 +1,8 @@
 """Short move syntax for terminal play (`plylog play`): a line of text -> an action dict.
 
 Every game also takes raw JSON (`{"type": ...}`) and the lifecycle words `resign`, `abort`,
-`claim` (claim_timeout). Raises ValueError with a message saying what was expected.
+`claim` (claim_timeout), `vacation DAYS` and `back` (end_vacation; correspondence clocks).
+Raises ValueError with a message saying what was expected.
 """
 
 from __future__ import annotations
@@ -21,8 +22,18 @@ SYNTAX = {
     "mind_ninja": "`bid 3` · `pass` · `pattern ID` or `pattern {json}` · `setup 0,0:red 1,-1:blue` · `end` · "
     "`role builder|blocker` · `0,1 red` place a stone · `decline` (a free move)",
 }
-COMMON = "also: `resign`, `abort`, `claim` (the opponent's clock ran out), or an action as JSON"
-LIFECYCLE = {"resign": "resign", "abort": "abort", "claim": "claim_timeout", "claim_timeout": "claim_timeout"}
+COMMON = (
+    "also: `resign`, `abort`, `claim` (the opponent's clock ran out), `vacation DAYS` and `back` "
+    "(correspondence clocks), or an action as JSON"
+)
+LIFECYCLE = {
+    "resign": "resign",
+    "abort": "abort",
+    "claim": "claim_timeout",
+    "claim_timeout": "claim_timeout",
+    "back": "end_vacation",
+    "end_vacation": "end_vacation",
+}
 
 
 def help_for(game: str) -> str:
@@ -45,6 +56,10 @@ def parse(game: str, line: str, view: dict[str, Any] | None = None) -> dict[str,
     words = line.split()
     if words[0].lower() in LIFECYCLE and len(words) == 1:
         return {"type": LIFECYCLE[words[0].lower()]}
+    if words[0].lower() == "vacation":
+        if len(words) != 2:
+            raise ValueError("write `vacation DAYS`, e.g. `vacation 3`")
+        return {"type": "vacation", "days": _int(words[1], "vacation days")}
     parser = PARSERS.get(game)
     if parser is None:
         raise ValueError(f"no short syntax for {game}; type the action as JSON")

@@ -15,32 +15,6 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ._errors import CliError as StackError  # noqa: F401  (re-exported: cause + hint + log tail)
-
-
-def file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def tail(path: Path | None, lines: int = 20, since: int = 0) -> list[str]:
-    """The last `lines` lines of `path`, counting only bytes from offset `since` on."""
-    if path is None:
-        return []
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            if size < since:  # rotated or truncated: show the new file
-                since = 0
-            fh.seek(max(since, size - 64 * 1024))
-            data = fh.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    return data.splitlines()[-lines:]
-
 
 def proc_starttime(pid: int) -> int | None:
     """Kernel start time of `pid` in clock ticks since boot (field 22 of /proc/pid/stat)."""
@@ -178,12 +152,6 @@ def port_free(port: int, host: str = "127.0.0.1") -> bool:
                 return False
             raise
     return True
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def listener_of(port: int) -> tuple[int, str] | None:

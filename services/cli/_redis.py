@@ -13,7 +13,9 @@ from pathlib import Path
 
 from services.common.settings import Settings
 
-from ._proc import ProcRecord, StackError, proc_cmdline, proc_exe, record_for, tail
+from ._errors import CliError
+from ._logs import tail
+from ._proc import ProcRecord, proc_cmdline, proc_exe, record_for
 
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 
@@ -40,7 +42,7 @@ def ensure_installed(echo=print) -> str:
     if found:
         return found
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise StackError(
+        raise CliError(
             "redis-server is not installed (not on PATH)",
             "install it: `sudo apt-get install -y redis-server` (Debian/Ubuntu), or set "
             "REDIS_URL to a Redis you run yourself",
@@ -53,14 +55,14 @@ def ensure_installed(echo=print) -> str:
         for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]):
             rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL).returncode
             if rc != 0:
-                raise StackError(
+                raise CliError(
                     f"`{' '.join(cmd)}` failed (exit {rc})", "install redis-server by hand, then retry", log=log
                 )
     found = shutil.which("redis-server") or (
         "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
     )
     if not found:
-        raise StackError("apt-get installed redis-server but it is not on PATH", "add /usr/bin to PATH", log=log)
+        raise CliError("apt-get installed redis-server but it is not on PATH", "add /usr/bin to PATH", log=log)
     _stop_service_started_by_install(before, echo)
     log.unlink(missing_ok=True)
     echo("installed " + found)
@@ -132,7 +134,7 @@ def start(s: Settings, binary: str, timeout: float = 15.0) -> ProcRecord:
     ]
     r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
-        raise StackError(
+        raise CliError(
             f"redis-server refused to start (exit {r.returncode}): {(r.stderr or r.stdout).strip()[:200]}",
             f"read {log}",
             log=log,
@@ -156,7 +158,7 @@ def start(s: Settings, binary: str, timeout: float = 15.0) -> ProcRecord:
             from ._proc import stop
 
             stop(rec, 5)
-    raise StackError(
+    raise CliError(
         f"redis-server did not answer PING on port {s.redis_port} within {timeout:g}s", f"read {log}", log=log
     )
 

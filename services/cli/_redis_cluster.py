@@ -16,7 +16,8 @@ import redis
 from services.common.settings import Settings
 
 from ._cluster_layout import REDIS_REPLICAS, RedisNode
-from ._proc import ProcRecord, StackError, record_for
+from ._errors import CliError
+from ._proc import ProcRecord, record_for
 
 NODE_TIMEOUT_MS = 3000  # a primary unreachable this long is failed over to its replica
 
@@ -76,7 +77,7 @@ def start(s: Settings, node: RedisNode, binary: str, timeout: float = 15.0) -> P
     command = argv(s, node, binary)
     done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
-        raise StackError(
+        raise CliError(
             f"{node.name} refused to start (exit {done.returncode}): {(done.stderr or done.stdout)[:200]}",
             f"read {node_log(s, node)}",
             log=node_log(s, node),
@@ -95,7 +96,7 @@ def start(s: Settings, node: RedisNode, binary: str, timeout: float = 15.0) -> P
             if rec is not None:
                 return rec
         time.sleep(0.05)
-    raise StackError(
+    raise CliError(
         f"{node.name} did not answer PING on port {node.port} within {timeout:g}s",
         f"read {node_log(s, node)}",
         log=node_log(s, node),
@@ -146,7 +147,7 @@ def create(nodes: list[RedisNode], echo=print, timeout: float = 60.0) -> None:
     """`redis-cli --cluster create` over the nodes, then wait until every node agrees."""
     cli = shutil.which("redis-cli")
     if cli is None:
-        raise StackError(
+        raise CliError(
             "redis-cli is not on PATH (it makes the Redis Cluster)",
             "install Debian's redis-tools (comes with redis-server)",
         )
@@ -170,14 +171,14 @@ def create(nodes: list[RedisNode], echo=print, timeout: float = 60.0) -> None:
         timeout=120,
     )
     if done.returncode != 0:
-        raise StackError(
+        raise CliError(
             f"redis-cli --cluster create failed (exit {done.returncode}): {(done.stdout + done.stderr).strip()[-400:]}",
             "read the Redis logs in the state dir",
         )
     deadline = time.monotonic() + timeout
     while not formed(nodes):
         if time.monotonic() > deadline:
-            raise StackError(
+            raise CliError(
                 f"the Redis Cluster was not healthy {timeout:g}s after it was made",
                 "read the Redis logs (cluster_state in CLUSTER INFO)",
             )

@@ -10,7 +10,8 @@ import typer
 
 from games.fold import encode
 from services.cli._ids import checked_match_id
-from services.common.moves_log import partition_count, read_topic, refold
+from services.common.kafka_read import partition_count, read_topic
+from services.common.moves_log import refold
 from services.common.settings import Settings
 
 

@@ -154,7 +154,7 @@ def bench_stack(settings: Settings, partitions: int, console: Console) -> Iterat
 def _running_stack(home: Path) -> tuple[str, str, list[str], int] | None:
     """(Kafka, Redis, names of plylog's services running beside them, replication factor) of the
     local stack (one broker, or the cluster of `plylog up --cluster`), if it answers."""
-    from services.cli.stack import is_infra, read_stack
+    from services.cli._state import is_infra, read_stack
 
     stack = read_stack(home)
     if not stack or not stack.get("kafka_bootstrap") or not stack.get("redis_url"):

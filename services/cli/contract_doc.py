@@ -19,7 +19,7 @@ from games.playout import move_record, random_playout_records
 from games.timeutil import to_ms
 from schemas.asyncapi import Example, Installation, asyncapi_document, message_key, render
 from schemas.base import GAME_NAMES
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 from services.common.settings import DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX, Topics
 from services.rules.core import Incoming, Outgoing, RulesCore
 

@@ -21,7 +21,7 @@ import typer
 
 from games.timeutil import to_ms
 from services.cli._ids import checked_match_id
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 from services.common.settings import Settings, Topics, load
 
 from ._errors import CliError

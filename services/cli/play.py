@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from typing import Any
 
 import orjson
 import typer
 
+from games.clocks import DaysClock
 from games.match import render
 from games.public import PublicPosition
 
 from ._api import Api
+from ._clock import CLOCK_HELP, days_left_line, parse_clock
 from ._errors import CliError
 from ._identity import credential, save_identity
 from ._ids import checked_match_id
@@ -28,14 +31,8 @@ def _print_json(data: Any) -> None:
     typer.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
 
 
-def _parse_clock(text: str | None) -> dict[str, float] | None:
-    if text is None:
-        return None
-    initial, _, increment = text.partition("+")
-    try:
-        return {"initial_s": float(initial), "increment_s": float(increment or 0)}
-    except ValueError:
-        raise CliError(f"--clock {text!r} is not SECONDS[+INCREMENT]", "e.g. --clock 300+5") from None
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def login(
@@ -77,7 +74,10 @@ def new(
         "--vs",
         help="Your opponent (you take seat 0): a player id, or a bot, e.g. bot:mcts-2 (`plylog bots list`).",
     ),
-    clock: str | None = typer.Option(None, "--clock", help="Fischer clock SECONDS[+INCREMENT], e.g. 300+5."),
+    clock: str | None = typer.Option(None, "--clock", help=CLOCK_HELP),
+    vacation_days: int | None = typer.Option(
+        None, "--vacation-days", help="Correspondence clocks: vacation days each player may take (default 7)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
     """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
@@ -93,8 +93,9 @@ def new(
     if len(seats) != 2:
         raise CliError(f"{len(seats)} --seat given; a match has 2 seats", "give --seat twice (`-` for an open seat)")
     body = {"game": game, "seats": seats, "options": parse_options(option)}
-    if clock:
-        body["clock"] = _parse_clock(clock)
+    parsed_clock = parse_clock(clock, vacation_days)
+    if parsed_clock:
+        body["clock"] = parsed_clock
     answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)
     if as_json:
         _print_json(answer)
@@ -114,7 +115,7 @@ def new(
             else f"open (`plylog join {match_id}`)"
         )
         typer.echo(f"  seat {number}: {who}" + (f"\n    token {token}" if token else ""))
-    typer.echo(f"play: plylog play {match_id} --token TOKEN   watch: plylog watch {match_id}")
+    typer.echo(f"play: plylog play {match_id}   watch: plylog watch {match_id}")
 
 
 def join(
@@ -138,10 +139,25 @@ def tokens(match: str = typer.Argument(..., help="The match id.", callback=check
             typer.echo(f"seat {number} ({player}): {token}")
 
 
+def _my_seat_tokens(match: str) -> list[str]:
+    """The seat tokens of the seats the CLI's identity holds in `match` (`plylog login`)."""
+    answer = _api().call("GET", f"/v1/matches/{match}/tokens", token=credential().token)
+    mine = [token for token in answer["tokens"] if token]
+    if not mine:
+        raise CliError(f"you hold no seat of {match}", "join it (`plylog join`) or pass a seat token with --token")
+    return mine
+
+
 def act(
     match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     action: str = typer.Argument(..., help='The action as JSON, e.g. \'{"type":"place","cells":[[1,0]]}\'.'),
-    token: str = typer.Option(..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        "-t",
+        envvar="PLYLOG_TOKEN",
+        help="Your seat token (default: your seat's, after `plylog login`).",
+    ),
     expected_seq: int | None = typer.Option(None, "--expected-seq", help="Reject unless the match is at this seq."),
     no_wait: bool = typer.Option(False, "--no-wait", help="Do not wait for the result."),
 ) -> None:
@@ -151,6 +167,11 @@ def act(
     except orjson.JSONDecodeError as error:
         raise CliError(f"ACTION is not JSON: {error}", 'quote it: \'{"type": "resign"}\'') from None
     body = {"action": parsed, **({"expected_seq": expected_seq} if expected_seq is not None else {})}
+    if token is None:
+        mine = _my_seat_tokens(match)
+        if len(mine) > 1:
+            raise CliError(f"you hold both seats of {match}", "say which with --token (`plylog tokens` lists them)")
+        token = mine[0]
     answer = _api().call(
         "POST", f"/v1/matches/{match}/actions", token=token, json=body, params={"wait": str(not no_wait).lower()}
     )
@@ -172,7 +193,10 @@ def show(
     entries = api.call("GET", f"/v1/matches/{match}/events")["results"]
     if at is not None and not 1 <= at <= len(entries):
         raise CliError(f"{match} has positions 1..{len(entries)}, not {at}")
-    typer.echo(render(PublicPosition.from_log(entries, at).state))
+    state = PublicPosition.from_log(entries, at).state
+    typer.echo(render(state))
+    if at is None and isinstance(state.clock, DaysClock):
+        typer.echo(days_left_line(api.call("GET", f"/v1/matches/{match}"), _now_ms()))
 
 
 def watch(
@@ -193,12 +217,17 @@ def watch(
 def play(
     match: str = typer.Argument(..., help="The match id.", callback=checked_match_id),
     token: list[str] = typer.Option(
-        ..., "--token", "-t", envvar="PLYLOG_TOKEN", help="Your seat token (twice for hot-seat play)."
+        [],
+        "--token",
+        "-t",
+        envvar="PLYLOG_TOKEN",
+        help="Your seat token (twice for hot-seat play). Default: your seats' tokens, after `plylog login`.",
     ),
 ) -> None:
     """Play in the terminal: draws the board, asks for your move when it is your turn (short syntax
     per game, shown at the prompt), and follows your opponent live."""
     api = _api()
+    token = token or _my_seat_tokens(match)
     seats = {int(t.split(".")[1]): t for t in token if t.count(".") == 2 and t.split(".")[1] in ("0", "1")}
     if not seats:
         raise CliError(
@@ -226,6 +255,9 @@ class _PlaySession:
                 continue
             if self.position.seq != shown:
                 typer.echo("\n" + render(state))
+                line = days_left_line(self.view, _now_ms())
+                if line:
+                    typer.echo(line)
                 shown = self.position.seq
             if state.status == "over":
                 return

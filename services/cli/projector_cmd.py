@@ -145,12 +145,13 @@ def _results_partitions(settings) -> int:
             f"cannot read topic metadata from {settings.kafka_bootstrap}: {error}",
             "is the broker up? (`plylog status`, `plylog up`)",
         ) from None
-    if not count.get(settings.topics.results):
+    found = count.get(settings.topics.results)
+    if not found:
         raise CliError(
             f"topic {settings.topics.results} does not exist at {settings.kafka_bootstrap}",
             "`plylog up` creates the contract topics",
         )
-    return count[settings.topics.results]
+    return found
 
 
 def _refuse_if_busy(store, own_name: str) -> None:

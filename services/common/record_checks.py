@@ -1,6 +1,6 @@
 """Checks of result and outcome records read from Kafka, which clients nobody here wrote may have
 produced too: what the projector applies and what the gateway hands to a seat's socket early
-(services/gateway/results_feed.py) must pass the same checks. An empty string: usable; else why not.
+(services/gateway/live.py) must pass the same checks. An empty string: usable; else why not.
 """
 
 from __future__ import annotations

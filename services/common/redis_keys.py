@@ -11,7 +11,7 @@ every key carries a hash tag (the part in braces decides the slot) that groups w
 projector's scripts writes. Below, <p> is the prefix, <id> a match id and so on; braces are
 literal: {P} is the tag made of the partition's number, e.g. plylog:match:{3}:m-7f3a9c.
 - {P} = the match's HOME PARTITION on plylog.moves (= the partition of its results,
-  `services.common.moves_log.partition_of(match_id, partitions)`): every key of a match, and one
+  `services.common.kafka_partition.partition_of(match_id, partitions)`): every key of a match, and one
   key per partition of each family that is global (match lists, deadlines, activity, totals), plus
   the partition's stored offset (the fence). The projector runs one script per results partition
   per batch, writing that partition's keys and offset together; readers merge the partitions.
@@ -88,10 +88,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kafka.partitioner.default import murmur2
-
 from schemas.base import MATCH_ID_RULE, is_match_id
 
+from .kafka_partition import partition_of
 from .settings import DEFAULT_PARTITIONS
 
 DEFAULT_PREFIX = "plylog:"
@@ -116,9 +115,8 @@ def _check_match_id(match_id: str) -> None:
 
 
 def home_partition(match_id: str, partitions: int) -> int:
-    """The match's home partition (Kafka's default partitioner on the key, as
-    services.common.moves_log.partition_of): the hash tag of its keys."""
-    return (murmur2(match_id.encode()) & 0x7FFFFFFF) % partitions
+    """The match's home partition (Kafka's default partitioner on the key): the hash tag of its keys."""
+    return partition_of(match_id.encode(), partitions)
 
 
 @dataclass(frozen=True)

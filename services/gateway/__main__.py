@@ -33,13 +33,13 @@ def main(argv: list[str] | None = None) -> int:
         from .app import create_app
         from .config import GatewayConfig
 
-        app = create_app(settings, GatewayConfig.from_env(settings.home))
+        config = GatewayConfig.from_env(settings.home)
+        app = create_app(settings, config)
     except SettingsError as error:
         print(f"plylog gateway: {error}", file=sys.stderr)
         return 2
     from .server import ConnectionLimits, run
 
-    config = app.state.gateway.config
     limits = ConnectionLimits(config.head_timeout_s, config.write_stall_s, config.socket_control_per_s)
     run(
         app,

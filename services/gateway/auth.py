@@ -1,29 +1,32 @@
 """Who a request comes from: its bearer credential (a seat token, a player credential, the
-operator key), its client address, and the rate limits keyed by what the caller cannot choose (the cap
-on live streams per client address is in stream_leases.py)."""
+operator key) and the seat it proves in a match, its client address, and the rate limits keyed by
+what the caller cannot choose (the cap on live streams per client address is in stream_leases.py).
+`Access` is one of the gateway's resources (resources.py): routes get it as `AccessDep`."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import Request
 from starlette.requests import HTTPConnection
 
-from .app import Gateway
+from services.common.projection import Projection
+
 from .errors import ApiError
-from .identity import Identity, InvalidCredential
-from .tokens import InvalidToken
+from .identity import Authenticator, Identity, InvalidCredential
+from .matches import known_match
+from .metrics import Metrics
+from .ratelimit import RateLimiter, Verdict
+from .tokens import InvalidToken, SeatTokens
 from .tokens import Seat as SeatClaim
 
 WWW_AUTHENTICATE = {"WWW-Authenticate": "Bearer"}
+SEAT_CREDENTIAL = "a seat token (from creating or joining the match) or your player credential"
 
 
-def gw(request: HTTPConnection) -> Gateway:
-    return request.app.state.gateway
-
-
-def bearer(request: HTTPConnection, what: str) -> str:
-    header = request.headers.get("authorization", "")
+def bearer(connection: HTTPConnection, what: str) -> str:
+    header = connection.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(
@@ -35,90 +38,110 @@ def bearer(request: HTTPConnection, what: str) -> str:
     return token.strip()
 
 
-def identity_of(request: Request) -> Identity:
-    """The player (or operator) the bearer credential proves (401 otherwise)."""
-    credential = bearer(request, "a player credential (POST /v1/players gives a guest one) or the operator key")
-    try:
-        return gw(request).auth.identify(credential)
-    except InvalidCredential as error:
-        raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
-
-
-def seat_of(
-    request: Request, match_id: str, seats: list[str | None] | None = None, to_move: list[int] | None = None
-) -> SeatClaim:
-    """The seat the bearer may act for: a seat token of this match (401 forged, 403 another match),
-    or a player credential whose player holds a seat (the one to move when they hold both)."""
-    credential = bearer(request, "a seat token (from creating or joining the match) or your player credential")
-    return seat_claim(gw(request), credential, match_id, seats, to_move)
-
-
-def seat_claim(
-    gateway: Gateway,
-    credential: str,
-    match_id: str,
-    seats: list[str | None] | None = None,
-    to_move: list[int] | None = None,
-) -> SeatClaim:
-    """`seat_of` for a credential however it came (a header, a socket's subprotocol)."""
-    if gateway.tokens.looks_like_seat_token(credential):
-        try:
-            claim = gateway.tokens.verify(credential)
-        except InvalidToken as error:
-            raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
-        if claim.match_id != match_id:
-            raise ApiError(403, "forbidden", f"this seat token is for match {claim.match_id!r}, not {match_id!r}")
-        return claim
-    try:
-        identity = gateway.auth.identify(credential)
-    except InvalidCredential as error:
-        raise ApiError(401, "unauthorized", f"not a seat token, and {error}", headers=WWW_AUTHENTICATE) from None
-    held = [seat for seat, player in enumerate(seats or []) if player == identity.player]
-    if not held:
-        raise ApiError(403, "forbidden", f"{identity.player!r} holds no seat in {match_id!r}")
-    moving = [seat for seat in held if seat in (to_move or [])]
-    return SeatClaim(match_id, (moving or held)[0])
-
-
-def client_address(request: HTTPConnection) -> str:
+def client_address(connection: HTTPConnection) -> str:
     """The client's address: the peer's, which app.py's proxy-header middleware has made the
     right-most X-Forwarded-For hop that is not a trusted proxy when the peer is one
     (PLYLOG_TRUSTED_PROXIES; nobody's header counts when none is named)."""
-    return request.client.host if request.client else "unknown"
+    return connection.client.host if connection.client else "unknown"
 
 
-async def limit_player(request: Request, player: str) -> None:
-    """Actions are limited per player: the one a credential or seat proves, never a name sent."""
-    await player_limit(gw(request), player)
+@dataclass(frozen=True)
+class SeatInMatch:
+    seat: int
+    seats: list[str | None]  # the match's players, seat 0 first
+    meta: dict[str, Any]  # the match's game and view (as the projection has them)
 
 
-async def player_limit(gateway: Gateway, player: str) -> None:
-    """`limit_player` where there is no request (an action sent over a socket)."""
-    await _take(
-        gateway, gateway.limiter.take(player), f"from {player!r}", gateway.config.rate_per_s, gateway.config.rate_burst
-    )
+class Access:
+    """Credentials (seat tokens, player credentials, the operator key) and the rate limits per player
+    and per client address."""
 
+    def __init__(
+        self,
+        tokens: SeatTokens,
+        authenticator: Authenticator,
+        player_limiter: RateLimiter,
+        address_limiter: RateLimiter,
+        projection: Projection,
+        metrics: Metrics,
+    ):
+        self._projection = projection
+        self.tokens = tokens
+        self.authenticator = authenticator
+        self._player_limiter = player_limiter
+        self._address_limiter = address_limiter
+        self._metrics = metrics
 
-async def limit_address(request: Request) -> None:
-    """Creates, joins and new identities are limited per client address too (identities are free)."""
-    gateway = gw(request)
-    address = client_address(request)
-    await _take(
-        gateway,
-        gateway.address_limiter.take(address),
-        f"from {address}",
-        gateway.config.address_rate_per_s,
-        gateway.config.address_rate_burst,
-    )
+    def identify(self, connection: HTTPConnection) -> Identity:
+        """The player (or operator) the bearer credential proves (401 otherwise)."""
+        credential = bearer(connection, "a player credential (POST /v1/players gives a guest one) or the operator key")
+        try:
+            return self.authenticator.identify(credential)
+        except InvalidCredential as error:
+            raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
 
+    async def seat_in(
+        self, match_id: str, credential: Callable[[], str], wanted: int | None, *, wanted_first: bool = False
+    ) -> SeatInMatch:
+        """The seat the credential may act for in the match, with the match's seats and its game and
+        view (404 unknown match, 401/403 as `seat_claim` says, 403 when `wanted` is another seat).
+        `credential` is read once the match is known; `wanted_first`: a player holding both seats
+        gets `wanted`, else the one to move."""
+        meta = await known_match(self._projection, match_id, "seats", "view")
+        seats = meta.get("seats") or [None, None]
+        to_move = [wanted] if wanted_first and wanted is not None else (meta.get("view") or {}).get("to_move")
+        claim = self.seat_claim(credential(), match_id, seats, to_move)
+        if wanted is not None and wanted != claim.seat:
+            raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
+        return SeatInMatch(claim.seat, seats, meta)
 
-async def _take(gateway: Gateway, taking: Any, whom: str, rate: float, burst: float) -> None:
-    verdict = await taking
-    if not verdict.allowed:
-        gateway.metrics.rate_limited.inc()
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); retry in {verdict.retry_after_ms} ms",
-            headers={"Retry-After": str(verdict.retry_after_s)},
-        )
+    def seat_claim(
+        self,
+        credential: str,
+        match_id: str,
+        seats: list[str | None] | None = None,
+        to_move: list[int] | None = None,
+    ) -> SeatClaim:
+        """The seat a credential (from a header or a socket's subprotocol) may act for: a seat token of
+        this match (401 forged, 403 another match), or a player credential whose player holds a seat
+        (the one to move when they hold both)."""
+        if self.tokens.looks_like_seat_token(credential):
+            try:
+                claim = self.tokens.verify(credential)
+            except InvalidToken as error:
+                raise ApiError(401, "unauthorized", str(error), headers=WWW_AUTHENTICATE) from None
+            if claim.match_id != match_id:
+                raise ApiError(403, "forbidden", f"this seat token is for match {claim.match_id!r}, not {match_id!r}")
+            return claim
+        try:
+            identity = self.authenticator.identify(credential)
+        except InvalidCredential as error:
+            raise ApiError(401, "unauthorized", f"not a seat token, and {error}", headers=WWW_AUTHENTICATE) from None
+        held = [seat for seat, player in enumerate(seats or []) if player == identity.player]
+        if not held:
+            raise ApiError(403, "forbidden", f"{identity.player!r} holds no seat in {match_id!r}")
+        moving = [seat for seat in held if seat in (to_move or [])]
+        return SeatClaim(match_id, (moving or held)[0])
+
+    async def limit_player(self, player: str) -> None:
+        """Actions are limited per player: the one a credential or seat proves, never a name sent."""
+        limiter = self._player_limiter
+        await self._take(limiter.take(player), f"from {player!r}", limiter.rate_per_s, limiter.burst)
+
+    async def limit_address(self, connection: HTTPConnection) -> None:
+        """Creates, joins and new identities are limited per client address too (identities are free)."""
+        address = client_address(connection)
+        limiter = self._address_limiter
+        await self._take(limiter.take(address), f"from {address}", limiter.rate_per_s, limiter.burst)
+
+    async def _take(self, taking: Awaitable[Verdict], whom: str, rate: float, burst: float) -> None:
+        verdict = await taking
+        if not verdict.allowed:
+            self._metrics.rate_limited.inc()
+            raise ApiError(
+                429,
+                "rate_limited",
+                f"too many requests {whom}: at most {rate:g}/s (bursts of {burst:g}); "
+                f"retry in {verdict.retry_after_ms} ms",
+                headers={"Retry-After": str(verdict.retry_after_s)},
+            )

@@ -19,7 +19,8 @@ Cost control, so that walking through old matches never stalls anyone else:
   raises FoldPending (the gateway answers 503 with Retry-After), so no request pays for more;
 - folds are cached (LRU) with the next offset to read, so a later call folds only new records,
   and a finished match's fold is never read again;
-- reads run on a small pool of consumers in threads, so one long read holds one of them only.
+- reads run on a small pool of readers (kafka_read.PartitionReader) in threads, so one long read
+  holds one of them only.
 """
 
 from __future__ import annotations
@@ -30,23 +31,24 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
-from kafka import KafkaConsumer, TopicPartition
+from typing import Any, TypeVar
 
 from games.fold import Replayer
 from games.match import MatchState
 from games.timeutil import to_ms
-from services.common import kafka_auth
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import Record, partition_of, refold
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import PartitionReader, Record
+from services.common.moves_log import refold
 from services.common.projection import LogIndex
 
 log = logging.getLogger("plylog.gateway.history")
+T = TypeVar("T")
 START_MARGIN_MS = 10 * 60 * 1000
 CACHE_SIZE = 256
 READ_TIMEOUT_S = 20.0
 READERS = 4
-POLL_RECORDS = 100  # records taken from the consumer between two looks at the budget
+POLL_RECORDS = 100  # records taken from the reader between two looks at the budget
 
 
 class HistoryUnavailable(RuntimeError):
@@ -107,7 +109,7 @@ class Folded:
             replayers={self.partition: self.replayer},
         ):
             self.records += 1
-            if taken is not None and taken.changed:
+            if taken is not None and taken.changed and taken.state is not None:
                 self.states.append(taken.state)
                 self.event_ids.append(taken.result["event_id"])
         if records:
@@ -121,7 +123,7 @@ class Folded:
     def agrees(self) -> bool:
         """The fold has the projection's first and last accepted records at their seqs."""
         index, ids = self.index, self.event_ids
-        if not ids:
+        if index is None or not ids:
             return False
         return all(
             entry is None or (entry[0] <= len(ids) and ids[entry[0] - 1] == entry[1])
@@ -146,7 +148,7 @@ class MatchHistory:
         self._index = index
         self._budget_s = budget_s
         self._partitions: int | None = None
-        self._readers: asyncio.Queue[KafkaConsumer] = asyncio.Queue()
+        self._readers: asyncio.Queue[PartitionReader] = asyncio.Queue()
         self._made = 0
         self._cache: OrderedDict[str, Folded] = OrderedDict()
         self._match_locks: dict[str, asyncio.Lock] = {}
@@ -183,9 +185,7 @@ class MatchHistory:
         partition = partition_of(match_id.encode(), partitions)
         start = index.first_offset
         if start is None:
-            start = await self._with_reader(
-                self._offset_at, TopicPartition(self._topic, partition), max(0, to_ms(created_at) - START_MARGIN_MS)
-            )
+            start = await self._with_reader(self._offset_at, partition, max(0, to_ms(created_at) - START_MARGIN_MS))
         return Folded(match_id, self._topic, partitions, partition, start, index)
 
     async def _advance(self, folded: Folded, budget: list[float]) -> None:
@@ -205,7 +205,7 @@ class MatchHistory:
                     "history: %s refolded from the partition start (the fold from offset %d disagreed with the "
                     "projection)",
                     folded.match_id,
-                    folded.index.first_offset if folded.index.first_offset is not None else -1,
+                    folded.index.first_offset if folded.index and folded.index.first_offset is not None else -1,
                 )
                 folded.restart()
             else:  # ready: a match in progress reads what came since
@@ -219,8 +219,7 @@ class MatchHistory:
         runs out first."""
         if budget[0] <= 0:
             raise FoldPending(folded.match_id, folded.records)
-        tp = TopicPartition(self._topic, folded.partition)
-        done, spent = await self._with_reader(self._read, tp, folded, last_offset, budget[0])
+        done, spent = await self._with_reader(self._read, folded, last_offset, budget[0])
         budget[0] -= spent
         if not done:
             raise FoldPending(folded.match_id, folded.records)
@@ -236,81 +235,71 @@ class MatchHistory:
             self._partitions = await self._with_reader(self._count_partitions)
         return self._partitions
 
-    async def _with_reader(self, work: Callable, *args):
-        """Run `work(consumer, *args)` in a thread on one of the pool's consumers."""
+    async def _with_reader(self, work: Callable[..., T], *args: Any) -> T:
+        """Run `work(reader, *args)` in a thread on one of the pool's readers."""
+        reader: PartitionReader | None
         if self._readers.empty() and self._made < READERS:
             self._made += 1
             try:
-                consumer = await asyncio.to_thread(self._new_consumer)
+                reader = await asyncio.to_thread(self._new_reader)
             except BaseException:
                 self._made -= 1
                 raise
         else:
-            consumer = await self._readers.get()
+            reader = await self._readers.get()
         try:
-            return await asyncio.to_thread(work, consumer, *args)
+            return await asyncio.to_thread(work, reader, *args)
         except HistoryUnavailable:
-            consumer.close()
+            reader.close()
             self._made -= 1
-            consumer = None
+            reader = None
             raise
         finally:
-            if consumer is not None:
-                self._readers.put_nowait(consumer)
+            if reader is not None:
+                self._readers.put_nowait(reader)
 
-    def _new_consumer(self) -> KafkaConsumer:
+    def _new_reader(self) -> PartitionReader:
         try:
-            return KafkaConsumer(
-                bootstrap_servers=self._bootstrap,
-                group_id=None,
-                enable_auto_commit=False,
-                fetch_max_bytes=32 * 1024 * 1024,
-                request_timeout_ms=15000,
-                **kafka_auth.kafka_python(self._auth),
-            )
+            return PartitionReader(self._bootstrap, self._auth)
         except Exception as error:
             raise HistoryUnavailable(f"cannot reach the broker at {self._bootstrap}: {error}") from error
 
-    def _count_partitions(self, consumer: KafkaConsumer) -> int:
-        partitions = consumer.partitions_for_topic(self._topic)
+    def _count_partitions(self, reader: PartitionReader) -> int:
+        partitions = reader.partitions(self._topic)
         if not partitions:
             raise HistoryUnavailable(f"topic {self._topic} does not exist on {self._bootstrap}")
-        return len(partitions)
+        return partitions
 
-    @staticmethod
-    def _offset_at(consumer: KafkaConsumer, tp: TopicPartition, at_ms: int) -> int:
-        found = consumer.offsets_for_times({tp: at_ms})
-        return found[tp].offset if found.get(tp) is not None else 0
+    def _offset_at(self, reader: PartitionReader, partition: int, at_ms: int) -> int:
+        return reader.offset_at(self._topic, partition, at_ms)
 
-    def _read(
-        self, consumer: KafkaConsumer, tp: TopicPartition, folded: Folded, last: int | None, budget_s: float
-    ) -> tuple[bool, float]:
+    def _read(self, reader: PartitionReader, folded: Folded, last: int | None, budget_s: float) -> tuple[bool, float]:
         """Fold the partition's records from `folded.next_offset` through `last` (or to its current
-        end), in this thread, until this thread has used `budget_s` of CPU (one poll at least, so every
+        end), in this thread, until this thread has used `budget_s` of CPU (one take at least, so every
         call makes progress): (reached the end, CPU seconds used)."""
         started = time.thread_time()
+        topic, partition = self._topic, folded.partition
         try:
-            consumer.assign([tp])
-            end = consumer.end_offsets([tp])[tp] if last is None else last + 1
+            end = reader.end(topic, partition) if last is None else last + 1
             if folded.next_offset >= end:
                 return True, time.thread_time() - started
-            consumer.seek(tp, folded.next_offset)
+            reader.start(topic, partition, folded.next_offset)
             deadline = time.monotonic() + READ_TIMEOUT_S
             while folded.next_offset < end:  # (a transaction's markers take offsets too: by position)
                 if time.monotonic() > deadline:
                     raise HistoryUnavailable(
-                        f"reading {tp.topic}[{tp.partition}] from {folded.next_offset} to {end} took over "
-                        f"{READ_TIMEOUT_S}s"
+                        f"reading {topic}[{partition}] from {folded.next_offset} to {end} took over {READ_TIMEOUT_S}s"
                     )
-                for messages in consumer.poll(timeout_ms=1000, max_records=POLL_RECORDS).values():
-                    records = [Record(tp.partition, m.offset, m.key, m.value) for m in messages if m.offset < end]
+                taken, position = reader.take(POLL_RECORDS, 1.0)
+                records = [record for record in taken if record.offset < end]
+                if records:
                     self._note_read(len(records))
                     folded.feed(records)
-                folded.next_offset = min(consumer.position(tp), end)
+                folded.next_offset = min(position, end)
                 if folded.next_offset < end and time.thread_time() - started > budget_s:
                     return False, time.thread_time() - started
             return True, time.thread_time() - started
         except HistoryUnavailable:
             raise
         except Exception as error:
-            raise HistoryUnavailable(f"reading {tp.topic}[{tp.partition}]: {error}") from error
+            raise HistoryUnavailable(f"reading {topic}[{partition}]: {error}") from error

@@ -9,8 +9,12 @@ A listener whose queue overflows (a stalled client) or that lived through a reco
 marked `resync`: it must re-read what it missed from the log zset (the SSE stream does).
 
 An `early` listener (a seat's socket) also gets each result of its match straight from
-`plylog.results` (results_feed.py), a few milliseconds before the projector announces it; both
-copies arrive, marked, and the stream (sse.py) keeps one of each. An announcement whose bytes
+`plylog.results`, a few milliseconds before the projector announces it: a result reaches the live
+channel only once the projector has read it and stored it in Redis, a large share of a lone
+client's wait (docs/decisions/seat-socket.md). The gateway tails the topic from its end
+(services/common/kafka_tail.py, started in resources.py) and hands each fetch to `deliver_early`;
+both copies arrive, marked, and the stream (sse.py) keeps one of each. HTTP waits and SSE streams
+keep the live channel only; with Kafka unreachable, sockets get the announcements alone. An announcement whose bytes
 every listener of its match has taken from the topic already is left out here (most of them,
 for sockets: the work of waking each stream for a copy it would drop).
 """

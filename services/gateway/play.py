@@ -9,40 +9,32 @@ credential (`join`), so nobody plays — or loses a rated match — without havi
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-import time
 import uuid
 from typing import Any
 
 import orjson
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from games.core import Rejected
-from games.match import check_action
 from games.match import create_match as rules_create
-from games.registry import get_game
-from schemas.base import EventId, GameName, MatchId, PlayerId, Seat
-from schemas.lifecycle import Clock
+from schemas.base import GameName, MatchId, PlayerId
+from schemas.lifecycle import AnyClock
 from services.common import bot_directory
+from services.common.projection import Projection
 
-from .app import Gateway
-from .auth import gw, identity_of, limit_address, limit_player, seat_of
+from .auth import SEAT_CREDENTIAL, bearer
 from .errors import ApiError
-from .history import Folded, FoldPending, HistoryUnavailable
 from .identity import Identity, player_problem
+from .matches import ActionRequest, Body, action_pending, known_match, refuse_if_over, seat_action
+from .resources import AccessDep, BotCapDep, PositionsDep, ProjectionDep, SubmitterDep
 from .submit import move_record
+from .tokens import SeatTokens
 
 BOT_PREFIX = "bot:"
 
 router = APIRouter()
-MAX_WAIT_S = 60.0
-
-
-class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class NewPlayer(Body):
@@ -58,7 +50,9 @@ class NewMatch(Body):
         "player (the seat is reserved for them; they join it)",
     )
     options: dict[str, Any] = Field(default_factory=dict, description="the game's options (rules/<game>.md)")
-    clock: Clock | None = None
+    clock: AnyClock | None = Field(
+        default=None, description="a Fischer clock, or a correspondence clock (docs/correspondence.md)"
+    )
     match_id: MatchId | None = Field(default=None, description="omitted: a new random id")
     creator: PlayerId | None = Field(
         default=None, description="operator only: who creates it (default: the credential's player)"
@@ -71,32 +65,12 @@ class JoinRequest(Body):
     )
 
 
-class ActionRequest(Body):
-    action: dict[str, Any] = Field(description='a lifecycle or game action, e.g. {"type": "resign"}')
-    event_id: EventId | None = Field(default=None, description="idempotency key; omitted: a new one")
-    expected_seq: int | None = Field(
-        default=None, ge=0, le=2**53, strict=True, description="reject as stale unless the match is at this seq"
-    )
-    seat: Seat | None = Field(default=None, description="the seat you act for; must be the token's")
-
-
 # --- helpers -------------------------------------------------------------------------------------------
-def _wait_timeout(gateway: Gateway, timeout: float | None) -> float:
-    return min(timeout, MAX_WAIT_S) if timeout is not None else gateway.config.wait_timeout_s
-
-
-async def known_match(gateway: Gateway, match_id: str, *fields: str) -> dict[str, Any]:
-    found = await gateway.projection.match_fields(match_id, *fields)
-    if found is None:
-        raise ApiError(404, "unknown_match", f"no match {match_id!r} (or it is not projected yet)")
-    return found
-
-
-async def _refuse_known_id(gateway: Gateway, match_id: str) -> None:
+async def _refuse_known_id(projection: Projection, match_id: str) -> None:
     """A chosen id of a match the projection knows is refused here, not only by the rules worker:
     the worker forgets a finished match (games.fold.FORGET_FINISHED_AFTER) and would create a new
     one under its id, while its history stays the old match's."""
-    found = await gateway.projection.match_fields(match_id, "status")
+    found = await projection.match_fields(match_id, "status")
     if found is not None:
         raise ApiError(
             409,
@@ -125,12 +99,12 @@ def _pending(record: dict[str, Any], what: str) -> JSONResponse:
     )
 
 
-async def _playable_bots(gateway: Gateway, game: str, wanted: list[str | None]) -> set[str]:
+async def _playable_bots(projection: Projection, game: str, wanted: list[str | None]) -> set[str]:
     """The `bot:<id>` players of `wanted` a running bot service plays for `game` (422 for others)."""
     asked = [p for p in wanted if p is not None and p.startswith(BOT_PREFIX)]
     if not asked:
         return set()
-    known = {f"{BOT_PREFIX}{e.bot_id}": e for e in await bot_directory.entries(gateway.redis, gateway.projection.keys)}
+    known = {f"{BOT_PREFIX}{e.bot_id}": e for e in await bot_directory.entries(projection.client, projection.keys)}
     for player in asked:
         entry = known.get(player)
         if entry is None or not entry.playable or game not in entry.games:
@@ -167,9 +141,9 @@ def _seating(identity: Identity, wanted: list[str | None], bots: set[str]) -> tu
     return seats, invited
 
 
-def _tokens_for(gateway: Gateway, identity: Identity, match_id: str, seats: list[str | None]) -> list[str | None]:
+def _tokens_for(tokens: SeatTokens, identity: Identity, match_id: str, seats: list[str | None]) -> list[str | None]:
     return [
-        gateway.tokens.issue(match_id, seat)
+        tokens.issue(match_id, seat)
         if player is not None and (identity.operator or player == identity.player)
         else None
         for seat, player in enumerate(seats)
@@ -180,29 +154,27 @@ def _tokens_for(gateway: Gateway, identity: Identity, match_id: str, seats: list
 @router.post(
     "/v1/players", status_code=201, tags=["play"], summary="A new guest identity: its player id and token (guest mode)"
 )
-async def new_player(body: NewPlayer, request: Request) -> Any:
-    gateway = gw(request)
-    await limit_address(request)
+async def new_player(body: NewPlayer, request: Request, access: AccessDep) -> Any:
+    await access.limit_address(request)
     try:
-        player, token = gateway.auth.new_guest(body.name)
+        player, token = access.authenticator.new_guest(body.name)
     except ValueError as error:  # InvalidCredential (jwt mode) too
-        status = 403 if gateway.auth.mode != "guest" else 422
+        status = 403 if access.authenticator.mode != "guest" else 422
         raise ApiError(status, "forbidden" if status == 403 else "malformed", str(error)) from None
     return JSONResponse({"player": player, "token": token}, 201)
 
 
 @router.get("/v1/whoami", tags=["play"], summary="The player the bearer credential proves")
-async def whoami(request: Request) -> Any:
-    identity = identity_of(request)
+async def whoami(request: Request, access: AccessDep) -> Any:
+    identity = access.identify(request)
     return {"player": identity.player, "via": identity.via}
 
 
 @router.get("/v1/bots", tags=["play"], summary="The bots you can play against, per game, weak to strong")
-async def bots(request: Request, game: GameName | None = None) -> Any:
-    from games.bots import LEVELS
+async def bots(projection: ProjectionDep, game: GameName | None = None) -> Any:
+    from games.bots import LEVELS  # on first use: the bots' modules are not needed to serve play
 
-    gateway = gw(request)
-    entries = {e.bot_id: e for e in await bot_directory.entries(gateway.redis, gateway.projection.keys)}
+    entries = {e.bot_id: e for e in await bot_directory.entries(projection.client, projection.keys)}
     games = [game] if game else list(LEVELS)
     return {
         "bots": {g: [entries[b].as_dict() for b in LEVELS[g] if b in entries and entries[b].playable] for g in games}
@@ -216,16 +188,23 @@ async def bots(request: Request, game: GameName | None = None) -> Any:
     tags=["play"],
     summary="Create a match; returns the seat tokens of the caller's seats",
 )
-async def create_match(body: NewMatch, request: Request, timeout: float | None = Query(None, gt=0)) -> Any:
-    gateway = gw(request)
-    identity = identity_of(request)
+async def create_match(
+    body: NewMatch,
+    request: Request,
+    access: AccessDep,
+    projection: ProjectionDep,
+    bot_cap: BotCapDep,
+    submitter: SubmitterDep,
+    timeout: float | None = Query(None, gt=0),
+) -> Any:
+    identity = access.identify(request)
     if body.creator is not None and not identity.operator and body.creator != identity.player:
         raise ApiError(403, "forbidden", f"you create matches as {identity.player!r}; `creator` is the operator's")
-    await limit_address(request)
-    await limit_player(request, identity.player)
-    seats, invited = _seating(identity, body.seats, await _playable_bots(gateway, body.game, body.seats))
+    await access.limit_address(request)
+    await access.limit_player(identity.player)
+    seats, invited = _seating(identity, body.seats, await _playable_bots(projection, body.game, body.seats))
     if body.match_id is not None:
-        await _refuse_known_id(gateway, body.match_id)
+        await _refuse_known_id(projection, body.match_id)
     match_id = body.match_id or f"m-{uuid.uuid4().hex[:12]}"
     action: dict[str, Any] = {"type": "create", "game": body.game, "seats": seats, "options": body.options}
     if body.clock is not None:
@@ -237,9 +216,8 @@ async def create_match(body: NewMatch, request: Request, timeout: float | None =
         rules_create(match_id, record["player"], action, record["at"])
     except Rejected as rejection:
         raise ApiError(422, rejection.code, rejection.message) from None
-    counted = await gateway.bot_cap.for_create(identity, body.creator, seats, match_id)
-    submitting = gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
-    result = await gateway.bot_cap.submitted(counted, submitting)
+    counted = await bot_cap.for_create(identity, body.creator, seats, match_id)
+    result = await bot_cap.submitted(counted, submitter.submit(record, wait=True, timeout_s=timeout))
     if result is None:
         return _pending(record, "the match is created")
     if result["status"] != "accepted" or result["duplicate"]:
@@ -250,7 +228,7 @@ async def create_match(body: NewMatch, request: Request, timeout: float | None =
             "seq": result["seq"],
             "seats": seats,
             "invited": invited,
-            "tokens": _tokens_for(gateway, identity, match_id, seats),
+            "tokens": _tokens_for(access.tokens, identity, match_id, seats),
             "view": result["view"],
         },
         201,
@@ -266,24 +244,26 @@ async def create_match(body: NewMatch, request: Request, timeout: float | None =
 async def join_match(
     match_id: MatchId,
     request: Request,
+    access: AccessDep,
+    projection: ProjectionDep,
+    bot_cap: BotCapDep,
+    submitter: SubmitterDep,
     body: JoinRequest | None = None,
     timeout: float | None = Query(None, gt=0),
 ) -> Any:
-    gateway = gw(request)
-    identity = identity_of(request)
+    identity = access.identify(request)
     named = body.player if body is not None else None
     if named is not None and not identity.operator and named != identity.player:
         raise ApiError(403, "forbidden", f"you join as {identity.player!r}; naming another player is the operator's")
     if identity.operator and named is None:
         raise ApiError(422, "malformed", 'the operator joins for a named player: send {"player": ...}')
     player = named or identity.player
-    seats = (await known_match(gateway, match_id, "seats")).get("seats")
-    await limit_address(request)
-    await limit_player(request, player)
-    counted = await gateway.bot_cap.for_join(player, match_id, seats)
+    seats = (await known_match(projection, match_id, "seats")).get("seats")
+    await access.limit_address(request)
+    await access.limit_player(player)
+    counted = await bot_cap.for_join(player, match_id, seats)
     record = move_record(match_id, player, {"type": "join"})
-    submitting = gateway.submitter.submit(record, wait=True, timeout_s=_wait_timeout(gateway, timeout))
-    result = await gateway.bot_cap.submitted(counted, submitting)
+    result = await bot_cap.submitted(counted, submitter.submit(record, wait=True, timeout_s=timeout))
     if result is None:
         return _pending(record, "you have joined")
     if result["status"] != "accepted" or result["duplicate"]:
@@ -293,7 +273,7 @@ async def join_match(
         "match_id": match_id,
         "seat": joined["seat"],
         "player": player,
-        "token": gateway.tokens.issue(match_id, joined["seat"]),
+        "token": access.tokens.issue(match_id, joined["seat"]),
         "seq": result["seq"],
         "view": result["view"],
     }
@@ -304,11 +284,10 @@ async def join_match(
     tags=["play"],
     summary="The seat tokens of the seats the caller holds (the operator: every seat)",
 )
-async def seat_tokens(match_id: MatchId, request: Request) -> Any:
-    gateway = gw(request)
-    identity = identity_of(request)
-    seats = (await known_match(gateway, match_id, "seats")).get("seats") or [None, None]
-    tokens = _tokens_for(gateway, identity, match_id, seats)
+async def seat_tokens(match_id: MatchId, request: Request, access: AccessDep, projection: ProjectionDep) -> Any:
+    identity = access.identify(request)
+    seats = (await known_match(projection, match_id, "seats")).get("seats") or [None, None]
+    tokens = _tokens_for(access.tokens, identity, match_id, seats)
     if not any(tokens):
         raise ApiError(403, "forbidden", f"{identity.player!r} holds no seat in {match_id!r}")
     return JSONResponse({"match_id": match_id, "seats": seats, "tokens": tokens}, headers={"Cache-Control": "no-store"})
@@ -324,15 +303,16 @@ async def act(
     match_id: MatchId,
     body: ActionRequest,
     request: Request,
+    access: AccessDep,
+    submitter: SubmitterDep,
     wait: bool = False,
     timeout: float | None = Query(None, gt=0),
 ) -> Any:
-    gateway = gw(request)
-    claim, seats, meta = await _seat(request, match_id, body.seat)
-    refuse_if_over(match_id, (meta.get("view") or {}).get("status"))
-    record = seat_action(match_id, claim.seat, seats, body, meta["game"])
-    await limit_player(request, record["player"])
-    result = await gateway.submitter.submit(record, wait=wait, timeout_s=_wait_timeout(gateway, timeout))
+    acting = await access.seat_in(match_id, lambda: bearer(request, SEAT_CREDENTIAL), body.seat)
+    refuse_if_over(match_id, (acting.meta.get("view") or {}).get("status"))
+    record = seat_action(match_id, acting.seat, acting.seats, body, acting.meta["game"])
+    await access.limit_player(record["player"])
+    result = await submitter.submit(record, wait=wait, timeout_s=timeout)
     if not wait:
         return {"status": "submitted", "match_id": match_id, "event_id": record["event_id"], "at": record["at"]}
     if result is None:
@@ -340,133 +320,23 @@ async def act(
     return JSONResponse(result, 200)
 
 
-def action_pending(record: dict[str, Any], then: str) -> dict[str, Any]:
-    """The answer to an action whose result did not come within the wait time."""
-    return {
-        "status": "pending",
-        "match_id": record["match_id"],
-        "event_id": record["event_id"],
-        "message": f"written to the log; no result within the wait time ({then})",
-    }
-
-
-def seat_action(match_id: str, seat: int, seats: list[str | None], body: ActionRequest, game: str) -> dict[str, Any]:
-    """The move record of an action sent for `seat` (over HTTP or a socket), played by the seat's
-    player; 403/422 as the case may be. The action must have the shape of a lifecycle action or of
-    one of the game's actions (the rules' own check: what they would refuse is not written)."""
-    if body.seat is not None and body.seat != seat:
-        raise ApiError(403, "forbidden", f"this credential is for seat {seat}, not seat {body.seat}")
-    if not isinstance(body.action.get("type"), str):
-        raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
-    try:
-        if game:  # (unknown only while a rebuild empties the projection: the rules check it then)
-            check_action(game, body.action)
-    except Rejected as rejection:
-        raise ApiError(422, rejection.code, rejection.message) from None
-    return move_record(match_id, seat_player(match_id, seat, seats), body.action, body.event_id, body.expected_seq)
-
-
-def refuse_if_over(match_id: str, status: str | None) -> None:
-    """409 for an action to a match the projection shows as over (the rules would refuse it)."""
-    if status == "over":
-        raise ApiError(409, "match_over", f"match {match_id!r} is over; it takes no more actions")
-
-
-def seat_player(match_id: str, seat: int, seats: list[str | None]) -> str:
-    """The player who holds `seat` (403 while nobody does)."""
-    player = seats[seat]
-    if player is None:
-        raise ApiError(403, "forbidden", f"seat {seat} of {match_id!r} has no player yet")
-    return player
-
-
-async def _seat(request: Request, match_id: str, wanted: int | None):
-    """(the seat the bearer acts for, the match's seats, its game and view); 401/403/404 as the case may be."""
-    meta = await known_match(gw(request), match_id, "seats", "view")
-    seats = meta.get("seats") or [None, None]
-    claim = seat_of(request, match_id, seats, (meta.get("view") or {}).get("to_move"))
-    if wanted is not None and wanted != claim.seat:
-        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
-    return claim, seats, meta
-
-
-async def folded(gateway: Gateway, match_id: str) -> Folded:
-    meta = await known_match(gateway, match_id, "created_at")
-    try:
-        return await gateway.history.fold(match_id, meta.get("created_at") or "1970-01-01T00:00:00Z")
-    except FoldPending as pending:
-        raise ApiError(
-            503,
-            "unavailable",
-            f"reading the match's log: {pending.folded_records} of its records folded so far, the most one "
-            "request may (PLYLOG_WORK_BUDGET_MS); retry to go on",
-            headers={"Retry-After": "1"},
-        ) from None
-    except HistoryUnavailable as error:
-        raise ApiError(503, "unavailable", f"the match log cannot be read now: {error}") from None
-
-
 @router.get(
     "/v1/matches/{match_id}/legal-actions",
     tags=["play"],
     summary="The token's seat's legal actions now (empty when it is not to move)",
 )
-async def legal_actions(match_id: MatchId, request: Request, seat: int | None = Query(None, ge=0, le=1)) -> Any:
-    claim, seats, _ = await _seat(request, match_id, seat)
-    if seats[claim.seat] is not None:  # rate-limited as actions are
-        await limit_player(request, seats[claim.seat])
+async def legal_actions(
+    match_id: MatchId,
+    request: Request,
+    access: AccessDep,
+    positions: PositionsDep,
+    seat: int | None = Query(None, ge=0, le=1),
+) -> Any:
+    acting = await access.seat_in(match_id, lambda: bearer(request, SEAT_CREDENTIAL), seat)
+    player = acting.seats[acting.seat]
+    if player is not None:  # rate-limited as actions are
+        await access.limit_player(player)
     else:
-        await limit_address(request)
-    body = await legal_actions_of(gw(request), match_id, claim.seat)
+        await access.limit_address(request)
+    body = await positions.legal_actions(match_id, acting.seat)
     return Response(orjson.dumps(body), media_type="application/json")
-
-
-async def legal_actions_of(gateway: Gateway, match_id: str, seat: int) -> dict[str, Any]:
-    """The legal actions of `seat` now, refolded from the match's log (the body of GET legal-actions):
-    at most PLYLOG_LEGAL_ACTIONS_CAP of them, and as many as PLYLOG_WORK_BUDGET_MS of CPU lists
-    (`truncated` when either cut the listing)."""
-    state = (await folded(gateway, match_id)).current
-    actions: list[dict[str, Any]] = []
-    truncated, commit_listed = False, False
-    if state is not None and seat in state.to_move():
-        config = gateway.config
-        listed, truncated = await asyncio.to_thread(
-            _listing, state, seat, config.legal_actions_cap, config.work_budget_ms / 1000
-        )
-        commit_listed = any(a.get("type") == "commit" for a in listed)
-        actions = _without_guessable_secrets(listed)
-    body = {
-        "match_id": match_id,
-        "seat": seat,
-        "seq": state.seq if state else 0,
-        "status": state.status if state else None,
-        "to_move": list(state.to_move()) if state else [],
-        "actions": actions,
-        "truncated": truncated,
-    }
-    if commit_listed:
-        body["hint"] = (
-            "commit: send the MM1 commitment of a code and salt of your own "
-            '(sha256 hex of "MM1|<match>|<round>|<attempt>|<c,o,d,e>|<salt>"; docs/rules/mastermind.md)'
-        )
-    return body
-
-
-def _listing(state, seat: int, cap: int, budget_s: float) -> tuple[list[dict[str, Any]], bool]:
-    """(up to `cap` legal actions, whether there are more), listed until this thread has used
-    `budget_s` of CPU: the games enumerate lazily, at a bounded cost per action."""
-    started = time.thread_time()
-    listed: list[dict[str, Any]] = []
-    for action in get_game(state.game).legal_actions(state.board, seat):
-        if len(listed) == cap or (len(listed) % 32 == 31 and time.thread_time() - started > budget_s):
-            return listed, True
-        listed.append(action)
-    return listed, False
-
-
-def _without_guessable_secrets(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rules list Mastermind's set_code with a salt, and commit with a commitment, derived from
-    public data (fine for bots, fatal for a person: the code could be recovered from the public
-    commitment). set_code gets a fresh unguessable salt; commit is left out (the client makes its own)."""
-    salt = secrets.token_hex(16)
-    return [{**a, "salt": salt} if a.get("type") == "set_code" else a for a in actions if a.get("type") != "commit"]

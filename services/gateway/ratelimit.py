@@ -16,8 +16,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
 from redis.crc import key_slot
+
+from services.common.redis_client import AsyncClient
 
 KEYS_PER_CALL = 256  # a script call holds Redis for all its keys (a few µs each)
 
@@ -64,13 +65,14 @@ class RateLimiter:
 
     def __init__(
         self,
-        client: aioredis.Redis,
+        client: AsyncClient,
         bucket: Callable[[str], str],
         rate_per_s: float,
         burst: float,
         cluster: bool = False,
     ):
         self._bucket = bucket
+        self.rate_per_s, self.burst = rate_per_s, burst
         self._args = [repr(rate_per_s / 1000.0), repr(burst)]
         self._take = client.register_script(_TAKE)
         self._cluster = cluster

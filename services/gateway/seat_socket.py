@@ -3,7 +3,7 @@ bots (docs/api.md, "The seat socket"; docs/contract.md). What flows over an open
 socket_session.py; this module opens it.
 
 The credential is checked once, when the socket opens, by the rules of the HTTP actions
-(auth.seat_claim): a seat token of this match, or the player credential of a seat's player. It
+(Access.seat_in in auth.py): a seat token of this match, or the player credential of a seat's player. It
 comes as `Authorization: Bearer <credential>` or, from a client that cannot set headers (a
 browser), as the subprotocol `bearer.<credential>` offered beside `plylog.v1` (never in the URL,
 which ends up in logs). `?seat=N` picks the seat of a player credential that holds both.
@@ -27,12 +27,13 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.base import MATCH_ID_RULE, is_match_id
 
-from .app import Gateway
-from .auth import bearer, client_address, gw, seat_claim
+from .auth import bearer, client_address
 from .errors import ApiError
-from .play import known_match, seat_player
+from .matches import seat_player
+from .metrics import Metrics
+from .resources import SeatSocketsDep
 from .server import connection_closed
-from .socket_session import SocketSession, close_reason
+from .socket_session import SeatSockets, SocketSession, close_reason
 
 log = logging.getLogger("plylog.gateway.socket")
 router = APIRouter()
@@ -45,44 +46,37 @@ HELP = (
 
 
 @router.websocket("/v1/matches/{match_id}/play")
-async def play(websocket: WebSocket, match_id: str) -> None:
-    gateway = gw(websocket)
-    leases = gateway.leases
-    assert leases is not None, "the gateway has started"
+async def play(websocket: WebSocket, match_id: str, sockets: SeatSocketsDep) -> None:
+    metrics, leases = sockets.metrics, sockets.leases
     offered = list(websocket.scope.get("subprotocols") or [])
     await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
     if not is_match_id(match_id):  # before any key is named after it
-        await refuse(gateway, websocket, 4422, "malformed", f"{match_id[:80]!r} is not a match id ({MATCH_ID_RULE})")
+        await refuse(metrics, websocket, 4422, "malformed", f"{match_id[:80]!r} is not a match id ({MATCH_ID_RULE})")
         return
     try:
-        seat, seats = await _open(gateway, websocket, match_id, offered)
+        seat, seats = await _open(sockets, websocket, match_id, offered)
         lease = await leases.take(client_address(websocket))
     except ApiError as error:
-        await refuse(gateway, websocket, 4000 + error.status, error.code, error.message)
+        await refuse(metrics, websocket, 4000 + error.status, error.code, error.message)
         return
     except (RedisConnectionError, RedisTimeoutError) as error:
-        await refuse(gateway, websocket, 4503, "unavailable", f"Redis is unavailable ({type(error).__name__}); retry")
+        await refuse(metrics, websocket, 4503, "unavailable", f"Redis is unavailable ({type(error).__name__}); retry")
         return
     try:
-        await SocketSession(gateway, websocket, match_id, seat, seats).run()
+        await SocketSession(sockets, websocket, match_id, seat, seats).run()
     finally:
         await connection_closed(websocket.scope)  # it counts until its connection is gone
         leases.release(lease)
 
 
 async def _open(
-    gateway: Gateway, websocket: WebSocket, match_id: str, offered: list[str]
+    sockets: SeatSockets, websocket: WebSocket, match_id: str, offered: list[str]
 ) -> tuple[int, list[str | None]]:
     """(the seat the socket plays, the match's seats), or the ApiError the HTTP actions would raise."""
     wanted = _wanted_seat(websocket.query_params.get("seat"))
-    meta = await known_match(gateway, match_id, "seats", "view")
-    seats = meta.get("seats") or [None, None]
-    to_move = [wanted] if wanted is not None else (meta.get("view") or {}).get("to_move")
-    claim = seat_claim(gateway, _credential(websocket, offered), match_id, seats, to_move)
-    if wanted is not None and wanted != claim.seat:
-        raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
-    seat_player(match_id, claim.seat, seats)  # 403 while the seat has no player
-    return claim.seat, seats
+    acting = await sockets.access.seat_in(match_id, lambda: _credential(websocket, offered), wanted, wanted_first=True)
+    seat_player(match_id, acting.seat, acting.seats)  # 403 while the seat has no player
+    return acting.seat, acting.seats
 
 
 def _wanted_seat(raw: str | None) -> int | None:
@@ -100,9 +94,9 @@ def _credential(websocket: WebSocket, offered: list[str]) -> str:
     return bearer(websocket, HELP)
 
 
-async def refuse(gateway: Gateway, websocket: WebSocket, code: int, error_code: str, message: str) -> None:
+async def refuse(metrics: Metrics, websocket: WebSocket, code: int, error_code: str, message: str) -> None:
     """Tell the client why, then close with `code` (the reason: the message, cut to what a close frame holds)."""
-    gateway.metrics.socket_closes.labels(str(code)).inc()
+    metrics.socket_closes.labels(str(code)).inc()
     log.info("seat socket %s refused: %d %s", websocket.url.path, code, message)
     with contextlib.suppress(Exception):  # the client may be gone already
         await websocket.send_text(orjson.dumps({"type": "error", "code": error_code, "message": message}).decode())

@@ -39,10 +39,17 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.websockets import WebSocketDisconnect
 
-from .app import Gateway
-from .auth import player_limit
+from services.common.projection import Projection
+
+from .auth import Access
 from .errors import ApiError, validation_message
-from .play import ActionRequest, action_pending, legal_actions_of, refuse_if_over, seat_action
+from .live import Listener, LiveHub
+from .matches import ActionRequest, action_pending, refuse_if_over, seat_action
+from .metrics import Metrics
+from .positions import Positions
+from .sse import ResultStream
+from .stream_leases import StreamLeases
+from .submit import Submitter
 
 log = logging.getLogger("plylog.gateway.socket")
 CLOSE_WAIT_S = 10.0  # how long a close may wait behind unsent data before the connection is dropped
@@ -69,21 +76,41 @@ class _Waiting:
     timer: asyncio.TimerHandle | None = None
 
 
+@dataclass(frozen=True)
+class SeatSockets:
+    """What seat sockets use, built once (resources.py): the route gets it as one dependency, a
+    session holds it for the socket's life, and nothing is looked up per message."""
+
+    access: Access
+    projection: Projection
+    hub: LiveHub
+    stream: ResultStream
+    submitter: Submitter
+    positions: Positions
+    leases: StreamLeases
+    metrics: Metrics
+    queue_size: int  # PLYLOG_SOCKET_QUEUE
+    wait_timeout_s: float  # PLYLOG_WAIT_TIMEOUT_S
+
+
 class SocketSession:
-    def __init__(self, gateway: Gateway, websocket: WebSocket, match_id: str, seat: int, seats: list[str | None]):
-        self._gateway, self._websocket = gateway, websocket
+    def __init__(self, sockets: SeatSockets, websocket: WebSocket, match_id: str, seat: int, seats: list[str | None]):
+        self._sockets, self._websocket = sockets, websocket
         self._match_id, self._seat, self._seats = match_id, seat, seats
-        self._player = seats[seat]
+        player = seats[seat]
+        assert player is not None, "the socket opens for a seat that has a player"
+        self._player: str = player
         self._game: str = ""  # and the match's status, as the results this socket passes on show it
         self._status: str | None = None
-        self._outbox: asyncio.Queue[str] = asyncio.Queue(gateway.config.socket_queue)
+        self._outbox: asyncio.Queue[str] = asyncio.Queue(sockets.queue_size)
         self._waiting: dict[str, list[_Waiting]] = {}
         self._answered: deque[str] = deque(maxlen=ANSWERED)
+        self._accepted: deque[str] = deque(maxlen=ANSWERED)  # answered by their accepted record
         self._closing: tuple[int, str] | None = None
         self._stop = asyncio.Event()
 
     async def run(self) -> None:
-        metrics = self._gateway.metrics
+        metrics = self._sockets.metrics
         metrics.sockets.inc()
         try:
             await self._serve()
@@ -101,14 +128,14 @@ class SocketSession:
                 await asyncio.wait_for(self._websocket.close(code, close_reason(reason)), CLOSE_WAIT_S)
 
     async def _serve(self) -> None:
-        hub = self._gateway.hub
+        hub = self._sockets.hub
         if not hub.connected.is_set():  # as the HTTP wait does: a result published now would be missed
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(hub.connected.wait(), 2.0)
         with hub.listen(self._match_id, early=True) as listener:  # listen BEFORE reading the view
             listener.resync = not hub.connected.is_set()  # re-read the log once the hub is back
             try:
-                meta = await self._gateway.projection.match_fields(self._match_id, "view", "seq") or {}
+                meta = await self._sockets.projection.match_fields(self._match_id, "view", "seq") or {}
             except REDIS_DOWN as error:
                 self._close(1013, f"Redis is unavailable ({type(error).__name__}); reconnect")
                 return
@@ -175,8 +202,8 @@ class SocketSession:
             text = await self._outbox.get()
             await self._websocket.send_text(text)
 
-    async def _feed(self, listener, seq: int) -> None:
-        async for result in self._gateway.stream.results(self._match_id, seq, listener, keep=self._awaited):
+    async def _feed(self, listener: Listener, seq: int) -> None:
+        async for result in self._sockets.stream.results(self._match_id, seq, listener, keep=self._awaited):
             if self._closing is not None:
                 return
             if result is None:  # a keep-alive interval: the socket has pings of its own
@@ -185,7 +212,7 @@ class SocketSession:
                 self._status = result["view"].get("status")
             waiting = self._take(result)
             if waiting is not None:
-                self._gateway.metrics.wait_latency.labels(result.get("status", "?")).observe(
+                self._sockets.metrics.wait_latency.labels(result.get("status", "?")).observe(
                     time.perf_counter() - waiting.started
                 )
                 self._send({"type": "result", **result})
@@ -193,7 +220,13 @@ class SocketSession:
                 self._send({"type": "update", **result})
 
     def _awaited(self, result: dict[str, Any]) -> bool:
-        return result.get("player") == self._player and result.get("event_id") in self._waiting
+        """Whether `result` answers an action this socket waits for. The accepted record of an
+        action already answered (its other copy: the projector's announcement after the early one
+        from the topic) never answers a retry of it: the retry's answer is its duplicate result."""
+        event_id = result.get("event_id")
+        if result.get("player") != self._player or event_id not in self._waiting:
+            return False
+        return not (result.get("status") == "accepted" and not result.get("duplicate") and event_id in self._accepted)
 
     def _take(self, result: dict[str, Any]) -> _Waiting | None:
         """The action `result` answers, no longer waited for (None: not one of this socket's)."""
@@ -206,6 +239,8 @@ class SocketSession:
         if waiting.timer is not None:
             waiting.timer.cancel()
         self._answered.append(event_id)
+        if result.get("status") == "accepted" and not result.get("duplicate"):
+            self._accepted.append(event_id)
         return waiting
 
     def _repeated(self, result: dict[str, Any]) -> bool:
@@ -223,7 +258,7 @@ class SocketSession:
         entries.remove(waiting)
         if not entries:
             del self._waiting[waiting.record["event_id"]]
-        self._gateway.metrics.wait_timeouts.inc()
+        self._sockets.metrics.wait_timeouts.inc()
         self._send({"type": "result", **action_pending(waiting.record, "it comes as an update when it does")})
 
     # --- from the client --------------------------------------------------------------------------
@@ -251,8 +286,8 @@ class SocketSession:
             elif kind == "legal_actions":
                 if message:
                     raise ApiError(422, "malformed", f"legal_actions takes no fields, not {', '.join(sorted(message))}")
-                await player_limit(self._gateway, self._player)  # as actions are
-                listing = await legal_actions_of(self._gateway, self._match_id, self._seat)
+                await self._sockets.access.limit_player(self._player)  # as actions are
+                listing = await self._sockets.positions.legal_actions(self._match_id, self._seat)
                 self._send({"type": "legal_actions", **listing})
             else:
                 self._error("malformed", f"unknown message type {repr(kind)[:40]}: send {MESSAGES}")
@@ -275,17 +310,15 @@ class SocketSession:
         except ApiError as error:  # refused at the door: named by the client's event id, if it sent one
             raise (_naming(error, {"event_id": body.event_id}) if body.event_id else error) from None
         try:
-            await player_limit(self._gateway, record["player"])
+            await self._sockets.access.limit_player(record["player"])
         except ApiError as error:
             raise _naming(error, record) from None
         # waited for BEFORE it is written: its result may come before the broker's acknowledgement
         waiting = _Waiting(record, time.perf_counter())
         self._waiting.setdefault(record["event_id"], []).append(waiting)
-        waiting.timer = asyncio.get_running_loop().call_later(
-            self._gateway.config.wait_timeout_s, self._expire, waiting
-        )
+        waiting.timer = asyncio.get_running_loop().call_later(self._sockets.wait_timeout_s, self._expire, waiting)
         try:
-            await self._gateway.submitter.submit(record)
+            await self._sockets.submitter.submit(record)
         except ApiError as error:
             waiting.timer.cancel()
             self._forget(waiting)

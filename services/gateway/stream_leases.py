@@ -22,9 +22,10 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
+
+from services.common.redis_client import AsyncClient
 
 from .errors import ApiError
 
@@ -67,7 +68,7 @@ class Lease:
 
 
 class StreamLeases:
-    def __init__(self, client: aioredis.Redis, key_of: Callable[[str], str], cap: int, lease_s: float):
+    def __init__(self, client: AsyncClient, key_of: Callable[[str], str], cap: int, lease_s: float):
         self._redis = client
         self._key_of = key_of
         self._cap = cap

@@ -9,10 +9,10 @@ import uuid
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaProducer
 
 from games.timeutil import from_ms
 from schemas.base import MAX_RECORD_BYTES
+from services.common.kafka_produce import ProduceFailed, Producer
 
 from .errors import ApiError
 from .live import LiveHub
@@ -20,6 +20,7 @@ from .metrics import Metrics
 
 log = logging.getLogger("plylog.gateway.submit")
 HUB_WAIT_S = 2.0
+MAX_WAIT_S = 60.0  # the longest wait a client may ask for (`timeout`)
 
 
 def new_event_id() -> str:
@@ -50,19 +51,27 @@ def move_record(
 
 class Submitter:
     def __init__(
-        self, producer: AIOKafkaProducer, topic: str, hub: LiveHub, metrics: Metrics, max_bytes: int = MAX_RECORD_BYTES
+        self,
+        producer: Producer,
+        topic: str,
+        hub: LiveHub,
+        metrics: Metrics,
+        max_bytes: int = MAX_RECORD_BYTES,
+        wait_timeout_s: float = 10.0,
     ):
         self._producer = producer
+        self._wait_timeout_s = wait_timeout_s  # PLYLOG_WAIT_TIMEOUT_S: a wait for which none was asked
         self._max_bytes = max_bytes  # the door's cap (PLYLOG_MAX_MOVE_BYTES), below the contract's
         self._topic = topic
         self._hub = hub
         self._metrics = metrics
 
     async def submit(
-        self, record: dict[str, Any], wait: bool = False, timeout_s: float = 10.0
+        self, record: dict[str, Any], wait: bool = False, timeout_s: float | None = None
     ) -> dict[str, Any] | None:
         """Produce the record (acknowledged by the broker). With `wait`, return its result
-        record, or None when none came within `timeout_s`."""
+        record, or None when none came within `timeout_s` (at most MAX_WAIT_S; None: PLYLOG_WAIT_TIMEOUT_S)."""
+        timeout_s = self._wait_timeout_s if timeout_s is None else min(timeout_s, MAX_WAIT_S)
         try:
             raw = orjson.dumps(record)
         except orjson.JSONEncodeError as error:  # e.g. an integer beyond 64 bits
@@ -96,13 +105,12 @@ class Submitter:
 
     async def _produce(self, record: dict[str, Any], raw: bytes) -> None:
         try:
-            await self._producer.send_and_wait(self._topic, raw, key=record["match_id"].encode())
-        except Exception as error:
+            await self._producer.send(self._topic, raw, key=record["match_id"].encode())
+        except ProduceFailed as error:
             log.warning("producing %s to %s failed: %s", record["event_id"], self._topic, error)
+            why = type(error.__cause__ or error).__name__
             raise ApiError(
-                503,
-                "unavailable",
-                f"the move could not be written to Kafka ({type(error).__name__}); retry with the same event_id",
+                503, "unavailable", f"the move could not be written to Kafka ({why}); retry with the same event_id"
             ) from error
         self._metrics.actions.labels(
             record["action"].get("type", "?") if isinstance(record["action"], dict) else "?"

@@ -81,6 +81,13 @@ class ProjectorOps:
             "batches refused because the stored offsets had moved (a zombie fenced off, a wipe)",
             registry=r,
         )
+        self.redis_failures = PromCounter(
+            "plylog_projector_redis_failures",
+            "calls to Redis that failed (it was away or refused), by where: own (taking partitions: "
+            "retried every second) or batch (resumed from the stored offsets)",
+            ["where"],
+            registry=r,
+        )
         self._revoked_at: float | None = time.monotonic()
         self._assigned = False
         self._lag: int | None = None

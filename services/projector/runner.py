@@ -310,7 +310,7 @@ def run_group(
     consumer = Consumer(config(bootstrap, group, instance))
 
     def assigned(partitions: list[TopicPartition]) -> Positions:
-        positions = _own(projection, partitions)  # in librdkafka's callback: an exception would end the loop
+        positions = _own(projection, partitions, ops)  # in librdkafka's callback: an exception would end the loop
         log.info("assigned partitions: %s", _describe(positions))
         if ops is not None:
             ops.assigned(partitions)
@@ -350,7 +350,7 @@ def run_group(
                     held_until = (held, time.monotonic() + HOLD_S)
                 except KafkaException as error:  # revoked meanwhile, say: the stored offsets tell
                     log.warning("holding %s[%d] failed (%s); resuming from the stored offsets", *held, error)
-                    _resync(projection, consumer)
+                    _resync(projection, consumer, ops)
             if held_until is not None and time.monotonic() >= held_until[1]:
                 consumer.resume([held_until[0]])
                 held_until = None
@@ -383,8 +383,10 @@ def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict, o
         log.error(
             "Redis failed during a batch (%s: %s); resuming from the stored offsets in 1 s", type(error).__name__, error
         )
+        if ops is not None:
+            ops.redis_failures.labels("batch").inc()
         time.sleep(1.0)
-        _resync(projection, consumer)
+        _resync(projection, consumer, ops)
         return
     if conflict is not None:
         if ops is not None:
@@ -395,21 +397,23 @@ def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict, o
             conflict.field,
             "none" if conflict.stored is None else conflict.stored,
         )
-        _resync(projection, consumer)
+        _resync(projection, consumer, ops)
 
 
-def _own(projection: Projection, partitions: list[TopicPartition]) -> Positions:
+def _own(projection: Projection, partitions: list[TopicPartition], ops: ProjectorOps | None = None) -> Positions:
     """`projection.own(partitions)`, once Redis answers (it holds the offsets to start from)."""
     while True:
         try:
             return projection.own(partitions)
         except redis.RedisError as error:
             log.error("Redis unreachable (%s: %s); retrying in 1 s", type(error).__name__, error)
+            if ops is not None:
+                ops.redis_failures.labels("own").inc()
             time.sleep(1.0)
 
 
-def _resync(projection: Projection, consumer: Consumer) -> None:
-    positions = _own(projection, consumer.assignment())
+def _resync(projection: Projection, consumer: Consumer, ops: ProjectorOps | None = None) -> None:
+    positions = _own(projection, consumer.assignment(), ops)
     consumer.seek(positions)
     log.info("resumed at the stored offsets: %s", _describe(positions))
 

@@ -20,7 +20,7 @@ import orjson
 
 from games.fold import FORGET_FINISHED_AFTER, Placement, Unreadable, encode, forgotten, match_of, read, step
 from games.match import MatchState
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 
 log = logging.getLogger("plylog.rules")
 

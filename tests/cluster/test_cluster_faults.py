@@ -19,7 +19,7 @@ from bench.procs import Service
 from games.registry import GAME_MODULES
 from services.common import kafka_admin, kafka_auth, redis_client
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import read_topic
+from services.common.kafka_read import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Topics
 from services.projector.store import all_stored_offsets, dump

@@ -15,9 +15,8 @@ from typing import Any
 import httpx
 import redis
 
-from bench.procs import Service
+from bench.procs import Service, free_port
 from services.cli._api import parse_sse
-from services.cli._proc import free_port
 from services.cli.audit import audit
 from services.common import kafka_admin
 from services.common.redis_keys import Keys

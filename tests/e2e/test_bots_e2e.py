@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from services.common import kafka_admin
-from services.common.moves_log import read_topic
+from services.common.kafka_read import read_topic
 
 from .gateway_stack import auth, running_stack
 

@@ -157,7 +157,7 @@ def test_the_operator_vouches_for_named_players_and_gets_their_tokens(stack):
 
 def test_the_cli_logs_in_invites_and_joins_as_its_own_players(stack, tmp_path):
     """`plylog login`, `new --seat me --seat <id>` (the seat is reserved), `join`, `tokens`,
-    `whoami`, each with a home of its own (another person on another machine)."""
+    `whoami`, `act` with the login's seat token, each with a home of its own (another person on another machine)."""
     import os
     import subprocess
     import sys
@@ -183,3 +183,5 @@ def test_the_cli_logs_in_invites_and_joins_as_its_own_players(stack, tmp_path):
     assert f"{ben_id} holds seat 1" in joined
     assert f"seat 1 ({ben_id}): {answer['match_id']}.1." in cli(ben, "tokens", answer["match_id"])
     assert cli(ann, "whoami").startswith("ann~")
+    resigned = orjson.loads(cli(ann, "act", answer["match_id"], '{"type": "resign"}'))  # no --token: the login's
+    assert resigned["status"] == "accepted" and resigned["player"] == answer["seats"][0], resigned

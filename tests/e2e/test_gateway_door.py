@@ -21,7 +21,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from games.fold import Replayer
 from games.match import view as match_view
 from games.playout import move_record
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 from services.gateway.identity import Authenticator
 
 from .gateway_stack import SECRET, auth, running_stack

@@ -13,11 +13,10 @@ import httpx
 import orjson
 from kafka import KafkaProducer
 
-from bench.procs import Service
-from services.cli._proc import free_port
+from bench.procs import Service, free_port
 from services.common import kafka_auth
 from services.common.kafka_auth import KafkaAuth
-from services.common.moves_log import read_topic
+from services.common.kafka_read import read_topic
 from services.common.settings import Topics
 from tests.schema_check import check_topic_records
 

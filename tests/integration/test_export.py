@@ -20,7 +20,7 @@ from games.timeutil import from_ms
 from services.cli import _topic_reader
 from services.cli.export import results_path
 from services.cli.main import app
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 
 from .harness import produce, rules_worker, wait_until_answered
 

@@ -15,7 +15,7 @@ import pytest
 from games.fold import Replayer, encode
 from games.playout import random_playout_records
 from services.cli import _kafka
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 from tests.conftest import CI
 
 from .harness import rules_worker, wait_until_answered

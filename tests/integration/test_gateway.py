@@ -359,7 +359,7 @@ def _store_projection(gateway, match_id: str, known: list, offsets: list[int] | 
 
 
 def _home(gateway, key: bytes) -> int:
-    from services.common.moves_log import partition_of
+    from services.common.kafka_partition import partition_of
 
     return partition_of(key, 2)
 

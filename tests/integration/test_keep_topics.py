@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from services.common.moves_log import read_topic
+from services.common.kafka_read import read_topic
 
 from .harness import keep_topics_for_diagnosis, produce
 

@@ -10,9 +10,8 @@ import time
 import httpx
 import pytest
 
-from bench.procs import Service
+from bench.procs import Service, free_port
 from games.registry import GAME_MODULES
-from services.cli._proc import free_port
 from tests.e2e.gateway_stack import gateway_process, unique_redis_prefix
 
 from .harness import mixed_bot_traffic, produce, rules_worker, wait_until_answered

@@ -12,7 +12,8 @@ import orjson
 import pytest
 
 from games.fold import FORGET_FINISHED_AFTER
-from services.common.moves_log import partition_of, read_topic
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import read_topic
 from tests.support import record
 
 from .harness import produce, rules_worker, wait_until_answered

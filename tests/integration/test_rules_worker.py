@@ -20,7 +20,8 @@ from games.fold import Replayer
 from games.registry import GAME_MODULES
 from services.cli.audit import audit
 from services.common import kafka_admin
-from services.common.moves_log import partition_of, read_topic
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import read_topic
 from services.common.settings import Settings
 from services.rules.core import DEAD_LETTER_RAW_BYTES
 

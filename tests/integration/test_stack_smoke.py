@@ -30,7 +30,8 @@ async def test_plylogs_own_producers_put_a_match_on_its_home_partition(kafka_boo
     from aiokafka import AIOKafkaProducer
     from kafka import KafkaProducer
 
-    from services.common.moves_log import partition_of, read_topic
+    from services.common.kafka_partition import partition_of
+    from services.common.kafka_read import read_topic
 
     topic = f"{topic_prefix}home"
     kafka_admin.create_topics(kafka_bootstrap, [TopicSpec(topic, 12)])
@@ -121,7 +122,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
             if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
                 pytest.fail(msg)
             pytest.skip(msg)
-        from services.cli._proc import free_port
+        from bench.procs import free_port
 
         home = tmp_path / "plylog-home"
         ports = {
@@ -177,7 +178,7 @@ def test_up_twice_starts_nothing_new(kafka_bootstrap, redis_url, plylog_stack, t
 
 
 def _temp_env(tmp_path: Path) -> dict[str, str]:
-    from services.cli._proc import free_port
+    from bench.procs import free_port
 
     env = {k: v for k, v in os.environ.items() if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL")}
     env.update(

@@ -5,7 +5,7 @@ import pytest
 
 from services.cli._cluster_layout import bootstrap, check_ports, kafka_nodes, redis_nodes, redis_url, voters
 from services.cli._services import by_name
-from services.common.moves_log import partition_of
+from services.common.kafka_partition import partition_of
 from services.common.redis_keys import OUTCOMES, Keys, home_partition
 from services.common.settings import RedisTarget, Settings, SettingsError
 

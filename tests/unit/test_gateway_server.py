@@ -17,7 +17,7 @@ import uvicorn
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as ws_connect
 
-from services.cli._proc import free_port
+from bench.procs import free_port
 from services.common.settings import SettingsError
 from services.gateway.config import GatewayConfig
 from services.gateway.server import ConnectionLimits, connection_closed, protocols

@@ -18,7 +18,7 @@ from services.cli._api import parse_sse
 from services.cli._moves import parse
 from services.common.settings import SettingsError
 from services.gateway.config import SECRET_FILE, load_secret
-from services.gateway.play import _without_guessable_secrets
+from services.gateway.positions import without_guessable_secrets
 from services.gateway.ratelimit import Verdict
 from services.gateway.sse import format_event, from_log
 from services.gateway.tokens import InvalidToken, SeatTokens
@@ -68,10 +68,10 @@ def test_legal_actions_never_hand_out_guessable_mastermind_secrets():
         {"type": "commit", "commitment": "a" * 64},
         {"type": "guess", "code": [0, 0, 0, 0]},
     ]
-    cleaned = _without_guessable_secrets(listed)
+    cleaned = without_guessable_secrets(listed)
     assert [a["type"] for a in cleaned] == ["set_code", "set_code", "guess"]
     assert cleaned[0]["salt"] != "public-derivable" and len(cleaned[0]["salt"]) == 32
-    assert _without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
+    assert without_guessable_secrets(listed)[0]["salt"] != cleaned[0]["salt"]
 
 
 @pytest.mark.parametrize(
@@ -229,6 +229,56 @@ def test_an_early_stream_takes_each_result_once_from_whichever_copy_comes_first_
     got, taken_early = asyncio.run(run())
     assert got == [(2, "e2"), (2, "bad"), (3, "e3"), (4, "e4")]
     assert taken_early == 1  # e2; the rejection came from the projector first, e4 had to wait
+
+
+def test_a_retried_action_on_a_seat_socket_is_answered_by_its_duplicate_not_by_the_late_announcement():
+    """Given a seat socket whose move was answered by its early copy (from plylog.results), when the
+    client retries the same event id before the projector's announcement of the move arrives, then
+    the retry's answer is its duplicate result; the announcement answers nothing."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from services.gateway.live import Arrival, Listener
+    from services.gateway.metrics import Metrics
+    from services.gateway.socket_session import SocketSession, _Waiting
+    from services.gateway.sse import ResultStream
+
+    class Projection:  # nothing stored before the stream starts
+        async def log_since_with_view(self, match_id, after):
+            return [], None, 0
+
+    move = {"status": "accepted", "seq": 2, "event_id": "move-2", "player": "ann", "duplicate": False, "events": [1]}
+    duplicate = {**move, "duplicate": True, "events": []}
+    theirs = {**move, "seq": 3, "event_id": "ben-3", "player": "ben"}
+    early, announced = (lambda r: Arrival(r, orjson.dumps(r), early=True)), (lambda r: Arrival(r, orjson.dumps(r)))
+
+    async def sent_after(session, count):
+        while session._outbox.qsize() < count:
+            await asyncio.sleep(0.001)
+
+    async def run():
+        metrics = Metrics()
+        stream = ResultStream(Projection(), None, metrics, keepalive_s=60)
+        sockets = SimpleNamespace(stream=stream, metrics=metrics, queue_size=16, wait_timeout_s=60)
+        session = SocketSession(sockets, None, "m", 0, ["ann", "ben"])
+        listener = Listener("m", early=True)
+        feeding = asyncio.create_task(session._feed(listener, 1))
+        session._waiting["move-2"] = [_Waiting({"event_id": "move-2"}, 0.0)]
+        listener.offer(early(move))
+        await sent_after(session, 1)
+        session._waiting["move-2"] = [_Waiting({"event_id": "move-2"}, 0.0)]  # the retry
+        for arrival in (announced(move), early(duplicate), early(theirs)):
+            listener.offer(arrival)
+        await sent_after(session, 3)  # the other player's move comes after all of these
+        feeding.cancel()
+        return [orjson.loads(session._outbox.get_nowait()) for _ in range(session._outbox.qsize())]
+
+    sent = asyncio.run(run())
+    assert [(m["type"], m["event_id"], m["duplicate"]) for m in sent] == [
+        ("result", "move-2", False),
+        ("result", "move-2", True),
+        ("update", "ben-3", False),
+    ]
 
 
 def test_the_hub_leaves_out_an_announcement_only_when_every_listener_has_it_from_the_topic():

@@ -13,7 +13,8 @@ from games.fold import Replayer, encode
 from games.playout import random_playout_records
 from services.cli._match_logs import PartitionCollector, compare_replay, pair_results
 from services.cli.export import created_between, parse_moment, results_path
-from services.common.moves_log import Record, partition_of
+from services.common.kafka_partition import partition_of
+from services.common.kafka_read import Record
 from tests.support import record
 
 PARTITIONS = 4
@@ -136,11 +137,11 @@ def test_a_key_longer_than_any_match_id_is_partitioned_as_kafka_does_but_never_c
 
     from kafka.partitioner.default import murmur2
 
-    from services.common import moves_log
+    from services.common import kafka_partition
 
-    asked = moves_log._cached_partition.cache_info().misses
+    asked = kafka_partition._cached_partition.cache_info().misses
     long = b"k" * 1_000_000
     assert partition_of(long, 12) == (murmur2(long) & 0x7FFFFFFF) % 12
-    assert moves_log._cached_partition.cache_info().misses == asked
+    assert kafka_partition._cached_partition.cache_info().misses == asked
     partition_of(f"m-{uuid.uuid4().hex}".encode(), 12)
-    assert moves_log._cached_partition.cache_info().misses == asked + 1
+    assert kafka_partition._cached_partition.cache_info().misses == asked + 1

@@ -6,7 +6,7 @@ import time
 import httpx
 import pytest
 
-from services.cli._proc import free_port
+from bench.procs import free_port
 from services.common import ops
 from services.common.ops import OpsState, Readiness
 

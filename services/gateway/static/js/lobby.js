@@ -45,6 +45,8 @@ function createForm() {
   const clockOn = h("input", { id: "clock-on", type: "checkbox" });
   const minutes = h("input", { id: "clock-minutes", type: "number", min: 0.1, step: "any", value: 10, size: 5 });
   const increment = h("input", { id: "clock-increment", type: "number", min: 0, step: "any", value: 5, size: 5 });
+  const days = h("select", { id: "clock-days", title: "a correspondence clock: this many days for each move" },
+    h("option", { value: "" }, "—"), [1, 2, 3, 5, 7, 14].map((n) => h("option", { value: String(n) }, String(n))));
   const submit = async (event) => {
     event.preventDefault();
     const game = gameSelect.value;
@@ -56,7 +58,8 @@ function createForm() {
     } catch (error) {
       return messages.show(`No identity for you: ${error.message}`);
     }
-    const clock = clockOn.checked ? { initial_s: Number(minutes.value) * 60, increment_s: Number(increment.value) } : null;
+    const clock = days.value ? { kind: "correspondence", days_per_move: Number(days.value) }
+      : clockOn.checked ? { initial_s: Number(minutes.value) * 60, increment_s: Number(increment.value) } : null;
     let options;
     try {
       options = forms[game].options();
@@ -80,6 +83,7 @@ function createForm() {
     h("p", {}, h("label", { for: "create-opponent" }, "Opponent (a person) "), opponent),
     h("p", {}, clockOn, h("label", { for: "clock-on" }, " Clock: "),
       h("label", { for: "clock-minutes" }, "minutes "), minutes, " ", h("label", { for: "clock-increment" }, "+ seconds per move "), increment),
+    h("p", {}, h("label", { for: "clock-days" }, "Or by correspondence, days per move: "), days),
     h("p", {}, h("button", { id: "create-button", type: "submit", class: "primary" }, "Create match")));
 }
 

@@ -7,7 +7,7 @@ import { api, listOf } from "./api.js";
 import { followLive } from "./seat.js";
 import { GAMES, describeEvent, outcomeText, seatName } from "./games/index.js";
 import {
-  GAME_TITLES, clear, copyButton, formatClock, h, header, identity, messageArea, playerName, query, rememberSeat,
+  GAME_TITLES, clear, copyButton, formatClock, formatDays, h, header, identity, messageArea, playerName, query, rememberSeat,
   seatOfToken, seatsOf, storedIdentity,
 } from "./ui.js";
 
@@ -271,12 +271,32 @@ function renderLog() {
   clear(list, items);
 }
 
+// A correspondence clock (days per move): the seat to move spends time from since_ms, which is the
+// end of its vacation while it is on one (the view's deadline_ms is since_ms + its remaining_ms).
+function correspondenceClock(node, view, seat) {
+  const clock = view.clock;
+  const now = Date.now();
+  const until = clock.vacation_until_ms[seat];
+  const away = until !== null && until > now;
+  const running = view.status === "active" && (view.to_move || []).includes(seat) && clock.since_ms !== null;
+  const left = clock.remaining_ms[seat] - (running ? Math.max(0, now - clock.since_ms) : 0);
+  const vacation = away ? ` · on vacation until ${new Date(until).toLocaleString()}` : "";
+  node.textContent = `${formatDays(left)} left${vacation}` + (running && left <= 0 ? " (time up)" : "");
+  node.title = `${clock.days_per_move} day(s) per move; ${clock.vacation_days_left[seat]} vacation day(s) left`;
+  node.classList.toggle("running", running && !away);
+  node.classList.toggle("low", left < 3600000);
+}
+
 function tickClocks() {
   const view = state.view;
   if (!view || !view.clock) return;
   const clock = view.clock;
   for (const node of root.querySelectorAll(".clock")) {
     const seat = Number(node.dataset.seat);
+    if (clock.kind === "correspondence") {
+      correspondenceClock(node, view, seat);
+      continue;
+    }
     const running = view.status === "active" && (view.to_move || []).includes(seat) && clock.since_ms !== null;
     const left = clock.remaining_ms[seat] - (running ? Date.now() - clock.since_ms : 0);
     node.textContent = formatClock(left) + (running && left <= 0 ? " (time up)" : "");

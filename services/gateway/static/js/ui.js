@@ -162,6 +162,14 @@ export function formatClock(ms) {
   return clamped < 10000 ? `${minutes}:${seconds}.${Math.floor((clamped % 1000) / 100)}` : `${minutes}:${seconds}`;
 }
 
+/** A correspondence clock's time: "2 days 3 h", "5 h 12 min". */
+export function formatDays(ms) {
+  const minutes = Math.floor(Math.max(0, ms) / 60000);
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  return days ? `${days} day${days === 1 ? "" : "s"} ${hours} h` : `${hours} h ${minutes % 60} min`;
+}
+
 export function formatTime(iso) {
   if (!iso) return "";
   const date = new Date(iso);

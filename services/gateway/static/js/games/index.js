@@ -14,6 +14,8 @@ const LIFECYCLE = {
   seat_joined: (game, e) => `${e.player} takes ${seatName(game, e.seat)}`,
   match_started: () => "match started",
   match_ended: (game, e) => `match over: ${e.winner === null ? "no winner" : `${seatName(game, e.winner)} wins`} (${e.reason.replaceAll("_", " ")})`,
+  vacation_started: (game, e) => `${seatName(game, e.seat)} is on vacation for ${e.days} day(s), until ${new Date(e.until).toLocaleString()}`,
+  vacation_ended: (game, e) => `${seatName(game, e.seat)} is back from vacation (${e.days_back} day(s) kept)`,
 };
 
 /** One line of text for an event of any game. */

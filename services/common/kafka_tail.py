@@ -1,17 +1,10 @@
-"""The seat sockets' early results: the gateway reads `plylog.results` itself.
+"""Tailing a topic: every partition read from its end as it was when the tail started (no consumer
+group, nothing committed), each fetch's records handed to the event loop that started the tail.
+Partitions added to the topic later are read too; a topic that cannot be read yet is retried.
+The gateway's seat sockets take their early results this way (gateway/resources.py).
 
-A result reaches the live channel only once the projector has read it from Kafka and stored it
-in Redis: one more Kafka hop and a Redis script after the rules worker produced it, a large share
-of a lone client's wait for its answer (docs/decisions/seat-socket.md). A
-seat's socket takes each result from the topic as soon as the worker produced it, and from the
-live channel as before; its stream keeps one copy of each, in seq order (sse.py). HTTP waits
-and SSE streams keep the live channel only: a client that reads the match after its answer
-there sees its move. With Kafka unreachable here, sockets get the announcements alone.
-
-One librdkafka consumer in a thread: every partition from its end (no consumer group, nothing
-committed: what was produced before a socket opened comes from Redis). Each fetch's records
-are handed to the loop at once; only those of matches a socket listens to are decoded there
-(LiveHub.deliver_early, which checks them as the projector does).
+One librdkafka (confluent-kafka) consumer in a thread: a tail reads every record of its topic, and
+librdkafka parses them in C (docs/decisions/kafka-layer.md). Part of the Kafka layer.
 """
 
 from __future__ import annotations
@@ -25,11 +18,11 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from services.common import kafka_auth
-from services.common.kafka_auth import KafkaAuth
-from services.common.kafka_fetch import take_fetched
+from . import kafka_auth
+from .kafka_auth import KafkaAuth
+from .kafka_fetch import take_fetched
 
-log = logging.getLogger("plylog.gateway.feed")
+log = logging.getLogger("plylog.kafka.tail")
 BATCH = 1000  # records taken from librdkafka's queue at once
 POLL_S = 0.2  # how long one take waits for a record (also how soon stop() is seen)
 REFRESH_S = 30.0  # partitions added to the topic are read from then on
@@ -37,7 +30,7 @@ RETRY_S = 2.0  # after the broker could not be reached
 Deliver = Callable[[list[tuple[bytes, bytes]]], None]
 
 
-class ResultsFeed:
+class TopicTail:
     def __init__(
         self,
         bootstrap: str,
@@ -45,10 +38,12 @@ class ResultsFeed:
         deliver: Deliver,
         on_records: Callable[[int], None] = lambda n: None,
         auth: KafkaAuth | None = None,
+        name: str = "plylog-tail",
     ):
-        """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs."""
+        """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs;
+        `on_records(count)` in the tail's thread; `name`: its client id in the broker's logs."""
         self._bootstrap, self._topic, self._deliver, self._on_records = bootstrap, topic, deliver, on_records
-        self._auth = auth
+        self._auth, self._name = auth, name
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -56,7 +51,7 @@ class ResultsFeed:
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._run, name="results-feed", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -72,11 +67,7 @@ class ResultsFeed:
                 consumer = self._consumer()
                 self._read(consumer)
             except (KafkaException, RuntimeError) as error:
-                log.warning(
-                    "results feed: %s; seat sockets get the projector's announcements only, retrying in %.0f s",
-                    error,
-                    RETRY_S,
-                )
+                log.warning("%s: %s; retrying in %.0f s", self._name, error, RETRY_S)
                 self.reading.clear()
                 self._stop.wait(RETRY_S)
             finally:
@@ -87,12 +78,12 @@ class ResultsFeed:
         return Consumer(
             {
                 "bootstrap.servers": self._bootstrap,
-                "group.id": f"plylog-gateway-feed-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
+                "group.id": f"{self._name}-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
                 "fetch.wait.max.ms": 50,  # the broker answers at once when it has records
-                "client.id": "plylog-gateway-feed",
-                "logger": logging.getLogger("plylog.gateway.feed.kafka"),
+                "client.id": self._name,
+                "logger": logging.getLogger("plylog.kafka.tail.librdkafka"),
                 "error_cb": _log_error,
                 **kafka_auth.librdkafka(self._auth),
             }
@@ -110,7 +101,7 @@ class ResultsFeed:
             # once `reading` is set is read
             ends = [TopicPartition(self._topic, p, self._end(consumer, p)) for p in sorted(partitions - assigned)]
             consumer.incremental_assign(ends)
-            log.info("results feed: reading %s (%d partitions) from its end", self._topic, len(partitions))
+            log.info("%s: reading %s (%d partitions) from its end", self._name, self._topic, len(partitions))
         self.reading.set()
         return assigned | partitions
 
@@ -121,6 +112,8 @@ class ResultsFeed:
         return watermarks[1]
 
     def _read(self, consumer: Consumer) -> None:
+        loop = self._loop
+        assert loop is not None, "start() has run"
         assigned = self._assign(consumer, set())
         refresh = time.monotonic() + REFRESH_S
         while not self._stop.is_set():
@@ -131,11 +124,11 @@ class ResultsFeed:
             ]
             if records:
                 self._on_records(len(records))
-                self._loop.call_soon_threadsafe(self._deliver, records)
+                loop.call_soon_threadsafe(self._deliver, records)
             if time.monotonic() > refresh:
                 assigned, refresh = self._assign(consumer, assigned), time.monotonic() + REFRESH_S
 
 
 def _log_error(error: KafkaError) -> None:
     # librdkafka retries a broker that is away by itself; this says so as it happens
-    log.warning("results feed: Kafka: %s", error)
+    log.warning("tail: Kafka: %s", error)

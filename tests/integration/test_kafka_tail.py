@@ -1,5 +1,5 @@
-"""The gateway's feed of `plylog.results` (services/gateway/results_feed.py) on the real broker:
-it waits for a topic it cannot read yet without stopping, reads every partition from the end it
+"""A tail of a topic (services/common/kafka_tail.py, the gateway's feed of `plylog.results`) on the
+real broker: it waits for a topic it cannot read yet without stopping, reads every partition from the end it
 found, hands each record to the loop once, and stops cleanly."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import time
 import pytest
 from kafka import KafkaProducer
 
-from services.common import kafka_admin
-from services.gateway import results_feed
-from services.gateway.results_feed import ResultsFeed
+from services.common import kafka_admin, kafka_tail
+from services.common.kafka_tail import TopicTail
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -29,7 +28,7 @@ def test_the_feed_waits_for_a_missing_topic_then_reads_each_new_record_once(kafk
     """Given a feed started before its topic exists, when the topic is made, then the feed starts
     reading by itself and hands over every partition's records, each once, on the loop that
     started it; a feed started later hands over only what comes after its start."""
-    monkeypatch.setattr(results_feed, "RETRY_S", 0.5)
+    monkeypatch.setattr(kafka_tail, "RETRY_S", 0.5)
     topic = f"{topic_prefix}results"
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
 
@@ -40,13 +39,13 @@ def test_the_feed_waits_for_a_missing_topic_then_reads_each_new_record_once(kafk
     async def run() -> tuple[list, list]:
         loop = asyncio.get_running_loop()
         early, late, on_loop = [], [], []
-        first = ResultsFeed(
+        first = TopicTail(
             kafka_bootstrap,
             topic,
             lambda records: (early.extend(records), on_loop.append(asyncio.get_running_loop() is loop)),
         )
         first.start()
-        second = ResultsFeed(kafka_bootstrap, topic, late.extend)
+        second = TopicTail(kafka_bootstrap, topic, late.extend)
         try:
             await asyncio.sleep(1.5)
             assert not first.reading.is_set()  # no topic: retrying, not stopped

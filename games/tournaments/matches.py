@@ -1,0 +1,47 @@
+"""The matches a tournament asks for: which pairings still need one, and the exact create record
+for each (the same bytes every time, so writing it again after a restart is harmless: the rules
+worker answers it `duplicate` or `match_exists`, never with a second match)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.tournament import DIRECTOR
+
+from ..timeutil import from_ms
+from .state import Pairing, TournamentState
+
+
+def to_create(state: TournamentState | None) -> list[Pairing]:
+    """The undecided pairings of a running tournament, in pairing order."""
+    if state is None or state.status != "running":
+        return []
+    return state.pending()
+
+
+def create_record(state: TournamentState, pairing: Pairing, invite: bool = False) -> dict[str, Any]:
+    """The move record that creates the pairing's match on `plylog.moves`, written by the service.
+
+    `invite=False` seats both players: the match starts at once and its clock decides an absent
+    player (the timekeeper claims the timeout). `invite=True` reserves the seats instead: the match
+    starts when both have joined, and a pairing still waiting after `forfeit_wait_s` is forfeited by
+    whoever has not joined (fed back as `match_joined`)."""
+    settings = state.settings
+    action: dict[str, Any] = {
+        "type": "create",
+        "game": settings.game,
+        "seats": [None, None] if invite else list(pairing.seats),
+        "options": settings.options,
+    }
+    if settings.clock is not None:
+        action["clock"] = settings.clock.model_dump(mode="json")
+    if invite:
+        action["invited"] = list(pairing.seats)
+    return {
+        "v": 1,
+        "event_id": pairing.event_id,
+        "match_id": pairing.match_id,
+        "player": DIRECTOR,
+        "at": from_ms(pairing.paired_ms),
+        "action": action,
+    }
