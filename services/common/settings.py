@@ -245,6 +245,12 @@ class RulesSettings:
         """Move records read ahead of the fold: a backlog fills whole batches."""
         return 2 * self.batch_max
 
+    @property
+    def in_flight_records(self) -> int:
+        """Records folded but not stored yet at most (8 full batches): the fold waits beyond it.
+        On records, not batches: many small batches never wait (docs/decisions/rules-latency.md)."""
+        return 8 * self.batch_max
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RulesSettings:
         return cls(

@@ -1,9 +1,7 @@
 """The rules worker: a Faust app with one agent over `plylog.moves` and a table of match states.
 
-The agent runs the pipeline (pipeline.py: fold, produce, acknowledged, states, positions) over
-ports the Faust adapter implements (faust_adapter/); the consumer hands it the move records of
-each fetch as one list. A timer deletes the finished matches the fold has forgotten, another
-writes the counters beside the worker's data. docs/rules-worker.md tells the whole story.
+The agent runs the pipeline (pipeline.py) over ports the Faust adapter implements (faust_adapter/);
+timers sweep finished matches and write the counters. docs/rules-worker.md tells the whole story.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from .faust_adapter.producer import FaustProducer
 from .faust_adapter.recovery import superseded
 from .faust_adapter.table import MatchTable, TablePositions
 from .ops import install as install_ops
-from .pipeline import IN_FLIGHT_BATCHES, Pipeline
+from .pipeline import Pipeline
 from .report import BatchReport
 from .sweep import forget_finished
 
@@ -69,17 +67,15 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
         table,
         positions,
         group,
-        in_flight=IN_FLIGHT_BATCHES * rules.batch_max,
+        in_flight=rules.in_flight_records,
         busy_records=rules.busy_records,
         on_stored=BatchReport(counters).stored,
         trace=trace,
     )
     install_ops(app, positions, topics.moves, counters, settings, worker_name)  # /livez /readyz /metrics
 
-    # If a batch fails (say Kafka refuses the results), stop the worker: restarting only the
-    # agent would let Faust ack the failed batch and read on past it; a restarted worker
-    # resumes from its stored positions instead. The agent's stream stays empty (the consumer
-    # hands the move records to `buffer`); the agent keeps the topic subscribed.
+    # A failed batch stops the worker (a restarted agent would read on past it; a restarted worker
+    # resumes from its stored positions). The stream stays empty: the consumer fills `buffer`.
     @app.agent(moves, concurrency=1, name="fold_moves", supervisor_strategy=CrashingSupervisor)
     async def fold_moves(stream: faust.StreamT) -> None:
         try:

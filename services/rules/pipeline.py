@@ -47,9 +47,6 @@ from .produce import acknowledged, produce_all, start
 
 log = logging.getLogger("plylog.rules")
 
-#: records in flight at most, in batches of the most records a batch takes (8: as many as 8 full batches)
-IN_FLIGHT_BATCHES = 8
-
 
 @dataclass
 class InFlight:
@@ -114,7 +111,7 @@ class Pipeline:
         positions: PositionStore,
         group: Group,
         *,
-        in_flight: int = IN_FLIGHT_BATCHES * 500,
+        in_flight: int = 4000,
         busy_records: int = 32,
         on_stored: Callable[[InFlight, int], None] = lambda flight, group: None,
         trace: StageTrace | None = None,
