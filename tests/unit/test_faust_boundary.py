@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
+import importlib.machinery
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ def framework_private_names() -> frozenset[str]:
     """Every `_name` the frameworks' sources define or use as an attribute, or define in a class."""
     names: set[str] = set()
     for package in FRAMEWORKS:
-        spec = importlib.util.find_spec(package)
+        spec = importlib.machinery.PathFinder.find_spec(package)  # from sys.path: another test may stub it
         assert spec is not None and spec.submodule_search_locations, f"{package} is not installed"
         for root in spec.submodule_search_locations:
             for path in Path(root).rglob("*.py"):
