@@ -239,8 +239,6 @@ class RulesSettings:
     stop_deadline_s: float = 30.0
     #: how often the states of finished matches the fold has forgotten are deleted
     sweep_interval_s: float = 10.0
-    #: the table's changelog on a producer of its own, so results never queue behind states
-    changelog_producer: bool = True
 
     @property
     def buffer_capacity(self) -> int:
@@ -264,7 +262,6 @@ class RulesSettings:
             produce_timeout_s=env_number(env, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1),
             stop_deadline_s=env_number(env, "PLYLOG_RULES_STOP_DEADLINE_S", 30.0, lo=1),
             sweep_interval_s=env_number(env, "PLYLOG_RULES_SWEEP_INTERVAL_S", 10.0, lo=0.1),
-            changelog_producer=env.get("PLYLOG_RULES_CHANGELOG_PRODUCER", "1") != "0",
         )
 
 

@@ -53,8 +53,6 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
             help="match states (JSON) and partition positions by key",
         ),
     )
-    if rules.changelog_producer:
-        table.own_changelog_producer()
     positions, group = TablePositions(table), FaustGroup(app, topics.moves)
     buffer = RecordBuffer(rules.batch_max, rules.batch_within_s, rules.buffer_capacity)
     trace = open_trace(settings.trace_dir, "rules")
@@ -76,7 +74,8 @@ def create_app(settings: Settings, partitions: int, worker_name: str = "rules-1"
     )
     install_ops(app, positions, topics.moves, counters, settings, worker_name)  # /livez /readyz /metrics
 
-    # A failed batch stops the worker (a restarted agent would read past it); the stream stays empty.
+    # A failed batch stops the worker (a restarted agent would read on past it; a restarted worker
+    # resumes from its stored positions). The stream stays empty: the consumer fills `buffer`.
     @app.agent(moves, concurrency=1, name="fold_moves", supervisor_strategy=CrashingSupervisor)
     async def fold_moves(stream: faust.StreamT) -> None:
         try:

@@ -30,7 +30,6 @@ def test_the_rules_tunables_come_from_the_environment_through_settings():
     from services.common.settings import RulesSettings
 
     default = RulesSettings.from_env({})
-    assert (default.batch_max, default.in_flight_records, default.changelog_producer) == (500, 4000, True)
-    given = RulesSettings.from_env({"PLYLOG_RULES_BATCH": "100", "PLYLOG_RULES_CHANGELOG_PRODUCER": "0"})
+    assert (default.batch_max, default.in_flight_records) == (500, 4000)
+    given = RulesSettings.from_env({"PLYLOG_RULES_BATCH": "100"})
     assert (given.batch_max, given.buffer_capacity, given.in_flight_records) == (100, 200, 800)
-    assert given.changelog_producer is False

@@ -29,15 +29,6 @@ class MatchTable(faust.Table):
     _unacknowledged: list | None = None
     _unsent: list | None = None
     _sending: asyncio.Task | None = None
-    #: the producer of its changelog writes (None: the app's; see `own_changelog_producer`)
-    changelog_producer: Any = None
-
-    def own_changelog_producer(self) -> None:
-        """Write the changelog through a producer of its own (its own connection): a group's
-        states then never hold the results of the next batches behind them in the one produce
-        request aiokafka keeps in flight per broker (docs/decisions/rules-latency.md)."""
-        app = self.app
-        self.changelog_producer = app.add_dependency(app.transport.create_producer(loop=app.loop, beacon=app.beacon))
 
     def store(self, key: bytes, value: bytes, partition: int) -> None:
         """Write `value`; its changelog record goes to `partition` (the partition of the move that
@@ -66,7 +57,7 @@ class MatchTable(faust.Table):
 
     async def _send_unsent(self) -> None:
         """One sender, so the records reach the producer in the order they were written."""
-        producer, topic = self.changelog_producer or self.app.producer, self.changelog_topic.get_topic_name()
+        producer, topic = self.app.producer, self.changelog_topic.get_topic_name()
         while self._unsent:
             writes, self._unsent = self._unsent, []
             for key, value, partition in writes:
