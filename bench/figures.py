@@ -75,6 +75,14 @@ FIGURES: list[Figure] = [
     Figure("latency", "achieved_per_s", "offered rate held", "moves/s"),
     Figure("latency", "p99_vs_floor", "latency p99 / the floor's (below) in the same run", "×", digits=2),
     Figure(
+        "latency",
+        "p99_vs_faust_floor",
+        "latency p99 / the floor's with the Faust relay (below) in the same run",
+        "×",
+        Goal("<=", 1.5),
+        digits=2,
+    ),
+    Figure(
         "floor",
         "p50_ms",
         "latency floor p50 at {latency_rate:,.0f} moves/s: the same load on the design's hops "
@@ -198,6 +206,7 @@ RATIOS: list[tuple[str, str, str, str, str]] = [
     ("latency", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
     ("latency", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
     ("latency", "p99_ms", "floor", "p99_ms", "p99_vs_floor"),
+    ("latency", "p99_ms", "floor", "faust_p99_ms", "p99_vs_faust_floor"),
     ("floor", "p50_ms", "peer", "latency_p50_ms", "p50_vs_peer"),
     ("floor", "p99_ms", "peer", "latency_p99_ms", "p99_vs_peer"),
     ("floor", "faust_p99_ms", "peer", "latency_p99_ms", "faust_p99_vs_peer"),
@@ -218,6 +227,8 @@ SUMMARY: dict[str, tuple[str, str] | None] = {
     "peer_latency_p99_ms": ("peer", "latency_p99_ms"),
     "latency_p99_ms": ("latency", "p99_ms"),
     "latency_rate_held": ("latency", "rate_held"),  # achieved / offered moves/s (1.0: all of it)
+    # over the p99 of a Faust app that only relays on the rules worker's fetch path, same invocation
+    "latency_vs_faust_floor": ("latency", "p99_vs_faust_floor"),
     "floor_latency_p99_ms": ("floor", "p99_ms"),  # the same load on the hops alone (bench/hops.py)
     "floor_latency_vs_peer": ("floor", "p99_vs_peer"),
     "floor_faust_latency_vs_peer": ("floor", "faust_p99_vs_peer"),  # the first hop a Faust agent

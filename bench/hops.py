@@ -105,8 +105,8 @@ def publish(bootstrap: str, redis_url: str, source: str, partitions: int, prefix
 
 def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name: str) -> int:
     """The relay as a Faust app on the rules worker's own fetch path and nothing else: uvloop, its
-    bounded fetch long-poll (faust_fixes 1) and its batch delivery past Faust's per-event stream
-    (faust_fixes 7), each record sent at once through Faust's producer (acks=all, no linger): what
+    bounded fetch long-poll and its batch delivery past Faust's per-event stream (the worker's Faust
+    adapter, workarounds 1 and 7), each record sent at once through Faust's producer (acks=all, no linger): what
     the framework the rules worker stands on costs a move before any rule, state or changelog.
     Returns the worker's exit code."""
     import mode.loop
@@ -115,10 +115,9 @@ def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name:
     import faust
     from faust.worker import Worker
 
-    from services.rules.app import FETCH_MAX_WAIT_MS
-    from services.rules.faust_fetch import bound_fetch_long_poll, deliver_in_batches
+    from services.common.settings import RulesSettings
+    from services.rules.faust_adapter.fetch import install_fetch_path
 
-    bound_fetch_long_poll(FETCH_MAX_WAIT_MS)
     app = faust.App(
         name,
         broker=f"kafka://{bootstrap}",
@@ -138,7 +137,7 @@ def faust_relay(bootstrap: str, source: str, target: str, partitions: int, name:
         for message in messages:
             await app.producer.send(target, message.key, message.value, message.partition, None, None)
 
-    deliver_in_batches(app, source, forward)
+    install_fetch_path(app, source, forward, RulesSettings.from_env(os.environ).fetch_max_wait_ms)
 
     @app.agent(moves)
     async def subscribed(stream):  # keeps the topic subscribed; its records go to `forward`

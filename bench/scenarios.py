@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from games.fold import encode
 from services.common import kafka_read, moves_log, redis_client
 from services.common.kafka_partition import partition_of
@@ -303,6 +305,14 @@ async def floor(ctx: Context) -> RunResult:
     return run
 
 
+def _write_trace(label: str, seen: latency.Seen, after: float) -> None:
+    """With PLYLOG_TRACE_DIR set, when each move was sent and seen, for `python -m bench.trace`."""
+    directory = os.environ.get("PLYLOG_TRACE_DIR")
+    if directory:
+        sightings = {"sent": seen.sent, "at": seen.at, "after": after}
+        (Path(directory) / f"bench-{label}.json").write_bytes(orjson.dumps(sightings))
+
+
 async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpace], list[Service]]) -> RunResult:
     p = ctx.params
     matches = iter(ctx.playouts(LoadSpec.for_moves(int(p.latency_rate * p.latency_seconds * 1.3) + 1000, seed=7)))
@@ -320,6 +330,7 @@ async def _closed_loop_latency(ctx: Context, label: str, make: Callable[[RunSpac
                 seen,
                 ctx.step,
             )
+    _write_trace(label, seen, after=started + p.latency_warmup_s)
     run = RunResult(
         {
             "offered_per_s": p.latency_rate,
@@ -367,7 +378,7 @@ async def recovery(ctx: Context) -> RunResult:
     changelog when it was killed (what a recovery reads). The finished matches come as a burst;
     then, as on an installation that keeps running, the active matches' moves trickle in for
     `recovery_settle_s` (Kafka closes changelog segments on the next write after a minute, and
-    only closed ones are compacted: services/rules/faust_fixes.py CHANGELOG_COMPACTION)."""
+    only closed ones are compacted: services/rules/faust_adapter/table.py CHANGELOG_COMPACTION)."""
     p = ctx.params
     finished = ctx.playouts(LoadSpec.for_moves(p.recovery_moves)).mixed(p.open_matches)
     active = ctx.playouts(LoadSpec.active_matches(p.recovery_active, 5, seed=13))

@@ -25,6 +25,11 @@ PLYLOG_OPS_PORT                 (off)        rules worker / projector: port of t
                                              with /livez, /readyz and /metrics (unset: none)
 PLYLOG_OPS_HOST                 127.0.0.1    address that server binds (0.0.0.0 in containers)
 PLYLOG_READY_LAG                1000         /readyz: most records a service may be behind and ready
+PLYLOG_DATA_DIR                 (per service) a service instance's private directory (set by plylog up)
+PLYLOG_READY_FILE               (none)       a file a service creates once ready (set by plylog up)
+PLYLOG_TRACE_DIR                (off)        rules worker, projector: per-record stage times there
+                                             (services/common/stage_trace.py; `python -m bench.trace`)
+PLYLOG_RULES_*                               the rules worker's tunables (RulesSettings below)
 KAFKA_BOOTSTRAP_SERVERS         127.0.0.1:<PLYLOG_KAFKA_PORT>   broker(s) to use, comma-separated
 PLYLOG_KAFKA_USERNAME           (none)       this process's Kafka user (SASL/SCRAM over SASL_PLAINTEXT);
                                              unset: no credentials (the single-node stack's open broker)
@@ -233,6 +238,53 @@ def topics(prefix: str = DEFAULT_TOPIC_PREFIX) -> Topics:
 
 
 @dataclass(frozen=True)
+class RulesSettings:
+    """The rules worker's tunables (docs/operations.md lists them; services/rules/ uses them)."""
+
+    #: records a batch folds at most (PLYLOG_RULES_BATCH); the buffer ahead of the fold holds two
+    batch_max: int = 500
+    #: how long a short batch waits for more while records come together (a lone move: not at all)
+    batch_within_s: float = 0.002
+    #: workers keeping a hot copy of each table partition (Faust standbys)
+    standby_replicas: int = 1
+    #: the producer's linger while many moves come together (from `busy_records` on; fewer: none)
+    busy_linger_s: float = 0.002
+    busy_records: int = 32
+    #: aiokafka's fetch long-poll (Faust hard-codes 1.5 s; docs/decisions/faust-fetch-long-poll.md)
+    fetch_max_wait_ms: int = 50
+    #: how long a batch's records are retried while Kafka refuses them before the batch fails
+    produce_timeout_s: float = 60.0
+    #: how long a worker whose batch failed may take to stop before it exits anyway
+    stop_deadline_s: float = 30.0
+    #: how often the states of finished matches the fold has forgotten are deleted
+    sweep_interval_s: float = 10.0
+
+    @property
+    def buffer_capacity(self) -> int:
+        """Move records read ahead of the fold: a backlog fills whole batches."""
+        return 2 * self.batch_max
+
+    @property
+    def in_flight_records(self) -> int:
+        """Records folded but not stored yet at most (8 full batches): the fold waits beyond it.
+        On records, not batches: many small batches never wait (docs/decisions/rules-latency.md)."""
+        return 8 * self.batch_max
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RulesSettings:
+        return cls(
+            batch_max=env_number(env, "PLYLOG_RULES_BATCH", 500, lo=1),
+            batch_within_s=env_number(env, "PLYLOG_RULES_BATCH_WITHIN_S", 0.002, lo=0),
+            standby_replicas=env_number(env, "PLYLOG_RULES_STANDBY_REPLICAS", 1, lo=0, hi=8),
+            busy_linger_s=env_number(env, "PLYLOG_RULES_BUSY_LINGER_MS", 2, lo=0, hi=100) / 1000,
+            fetch_max_wait_ms=env_number(env, "PLYLOG_RULES_FETCH_WAIT_MS", 50, lo=0),
+            produce_timeout_s=env_number(env, "PLYLOG_RULES_PRODUCE_TIMEOUT_S", 60.0, lo=1),
+            stop_deadline_s=env_number(env, "PLYLOG_RULES_STOP_DEADLINE_S", 30.0, lo=1),
+            sweep_interval_s=env_number(env, "PLYLOG_RULES_SWEEP_INTERVAL_S", 10.0, lo=0.1),
+        )
+
+
+@dataclass(frozen=True)
 class Settings:
     home: Path
     kafka_port: int = DEFAULT_KAFKA_PORT
@@ -251,6 +303,11 @@ class Settings:
     ops_host: str = "127.0.0.1"
     ops_port_base: int = 0  # 0: gateway_port + 100
     ready_lag: int = DEFAULT_READY_LAG
+    #: PLYLOG_DATA_DIR: this instance's own directory (None: the service picks one)
+    data_dir: Path | None = field(default=None, compare=False)
+    ready_file: Path | None = field(default=None, compare=False)  # PLYLOG_READY_FILE: made once ready
+    trace_dir: Path | None = field(default=None, compare=False)  # PLYLOG_TRACE_DIR: stage times (None: off)
+    rules: RulesSettings = field(default_factory=RulesSettings, compare=False)
     #: this process's Kafka credentials (PLYLOG_KAFKA_USERNAME ...); None: an open broker
     kafka_auth: KafkaAuth | None = field(default=None, compare=False)
     env_kafka_bootstrap: bool = field(default=False, compare=False)
@@ -315,6 +372,10 @@ class Settings:
             ops_host=env.get("PLYLOG_OPS_HOST", "").strip() or "127.0.0.1",
             ops_port_base=env_number(env, "PLYLOG_OPS_PORT_BASE", 0, lo=0, hi=65535),
             ready_lag=env_number(env, "PLYLOG_READY_LAG", DEFAULT_READY_LAG, lo=0),
+            data_dir=_path(env, "PLYLOG_DATA_DIR"),
+            ready_file=_path(env, "PLYLOG_READY_FILE"),
+            trace_dir=_path(env, "PLYLOG_TRACE_DIR"),
+            rules=RulesSettings.from_env(env),
         )
         for key, value in overrides.items():
             if value is not None:
@@ -358,6 +419,11 @@ class Settings:
             "PLYLOG_REPLICATION_FACTOR": str(self.replication_factor),
             "PLYLOG_MIN_INSYNC_REPLICAS": str(self.min_insync_replicas),
         }
+
+
+def _path(env: Mapping[str, str], name: str) -> Path | None:
+    raw = env.get(name, "").strip()
+    return Path(raw).expanduser() if raw else None
 
 
 def load() -> Settings:

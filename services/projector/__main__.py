@@ -19,6 +19,7 @@ import redis
 from services.common import kafka_admin, redis_client
 from services.common.redis_keys import Keys, prefix_from_env
 from services.common.settings import load
+from services.common.stage_trace import open_trace
 
 from . import ops
 from .runner import DEFAULT_BATCH, Projection, run_group
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         ready_file=Path(ready) if ready else None,
         metrics_file=Path(data_dir) / "metrics.json" if data_dir else None,
         ops=ops.start(settings, args.name),
+        trace=open_trace(settings.trace_dir, "projector"),
     )
     return 0
 

@@ -30,6 +30,7 @@ from confluent_kafka import KafkaException
 
 from services.common import heap
 from services.common.settings import Topics
+from services.common.stage_trace import StageTrace, event_id
 
 from .consumer import Consumer, Positions, TopicPartition, config
 from .plan import Consumed, Item, decode, disagreement, needs, plan
@@ -297,10 +298,12 @@ def run_group(
     ready_file: Path | None = None,
     metrics_file: Path | None = None,
     ops: ProjectorOps | None = None,
+    trace: StageTrace | None = None,
 ) -> None:
     """Consume as a member of `group` until SIGTERM/SIGINT; write the running totals (records,
     applied, unreadable and skipped ones, ...) to `metrics_file` every few seconds; feed the ops
-    server's metrics and readiness (`ops`) when there is one."""
+    server's metrics and readiness (`ops`) when there is one; mark each poll's results `polled`
+    and `applied` in the stage `trace` when there is one (services/common/stage_trace.py)."""
     stopping = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.append(True))
@@ -335,7 +338,10 @@ def run_group(
         while not stopping:
             polled = consumer.poll(batch, 0.5)
             if polled:
+                ids = _traced(trace, "polled", polled)
                 _apply_or_resync(projection, consumer, polled, ops)
+                if trace is not None:
+                    trace.mark("applied", ids)
             if projection.held is not None:  # read the outcomes again from the held one, in a moment
                 held, projection.held = projection.held, None
                 try:
@@ -353,10 +359,21 @@ def run_group(
             if metrics_file is not None and time.monotonic() - written > METRICS_EVERY_S:
                 metrics_file.write_bytes(orjson.dumps({"worker": instance, **projection.totals.as_dict()}))
                 written = time.monotonic()
+                if trace is not None:
+                    trace.flush()
     finally:
         consumer.close()
         t = projection.totals
         log.info("stopped: %d records in %d batches, %.0f records/s while applying", t.records, t.batches, t.rate())
+
+
+def _traced(trace: StageTrace | None, stage: str, polled: dict) -> list[str | None]:
+    """Mark the results of a poll in the stage trace; their event ids (none when it is off)."""
+    if trace is None:
+        return []
+    ids = [event_id(m.value) for tp, messages in polled.items() for m in messages]
+    trace.mark(stage, ids)
+    return ids
 
 
 def _apply_or_resync(projection: Projection, consumer: Consumer, polled: dict, ops: ProjectorOps | None = None) -> None:

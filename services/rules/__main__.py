@@ -22,7 +22,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default=default_name, help="worker name (its data dir and log lines)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
-    settings = load()
+    from .faust_adapter import versions  # before Faust is imported: it may be the wrong one
+
+    refused = versions.problem()
+    if refused:
+        print(f"plylog rules worker: {refused}", file=sys.stderr)
+        return 2
+    try:
+        settings = load()
+    except SettingsError as error:
+        print(f"plylog rules worker: {error}", file=sys.stderr)
+        return 2
     topics = settings.topics
     try:
         counts = kafka_admin.partition_counts(
@@ -60,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
         mode.loop.use("uvloop")
     from .app import create_app  # imported late: Faust is slow to import and --help should not wait
-    from .faust_fixes import create_changelog_before_joining
+    from .faust_adapter.table import create_changelog_before_joining
 
     try:
         create_changelog_before_joining(settings, moves)

@@ -1,28 +1,27 @@
 """The rules worker's read-ahead buffer of move records, between the consumer and the fold loop.
 
-The consumer's drain loop (faust_fixes 7) adds the move records of each fetch as one list; the
-fold loop takes everything buffered at once. So a backlog gives full batches whatever the load
-shape; while records come together (the last batch had more than one) a short batch first waits
-`within` for more, and a lone record (one client, a quiet worker) is folded at once.
+The consumer's drain loop (the Faust adapter's fetch path, workaround 7) adds the move records of
+each fetch as one list; the fold loop takes everything buffered at once. So a backlog gives full
+batches whatever the load shape; while records come together (the last batch had more than one) a
+short batch first waits `within` for more, and a lone record (one client, a quiet worker) is folded
+at once.
 
 Why not Faust's `Stream.take_events`: while the agent holds a batch, take_events stops buffering
-(its `add_to_buffer` awaits `buffer_consuming` until the batch is handed back). The fold loop
-holds its batch while it waits for Kafka (at most pipeline.DEPTH batches in flight), so nothing
-accumulated during the wait and every batch was what Faust delivered in the `within` window
-after it: small batches even with a backlog. And each event Faust delivers one by one is costly
-(faust_fixes 7; docs/decisions/faust-batch-delivery.md).
+(its `add_to_buffer` awaits `buffer_consuming` until the batch is handed back), and each event Faust
+delivers one by one is costly (docs/decisions/faust-batch-delivery.md).
 
 When more than `capacity` records are buffered, `extend` returns only once the fold has taken
 the buffer below it: the drain loop then fetches nothing more (Kafka keeps the backlog). One
-poll brings at most a batch (`broker_max_poll_records`, services/rules/app.py), so the buffer
-holds at most `capacity` records and one poll more.
+poll brings at most a batch (`broker_max_poll_records`, the Faust adapter's settings), so the
+buffer holds at most `capacity` records and one poll more.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+
+from .core import Incoming
 
 
 class RecordBuffer:
@@ -32,12 +31,12 @@ class RecordBuffer:
         if capacity < most:
             raise ValueError(f"capacity {capacity} is below the batch size {most}")
         self._most, self._within, self._capacity = most, within, capacity
-        self._records: deque = deque()
+        self._records: deque[Incoming] = deque()
         self._last_taken = 0
         self._arrived = asyncio.Event()
         self._space = asyncio.Event()
 
-    async def extend(self, records: list) -> None:
+    async def extend(self, records: list[Incoming]) -> None:
         """Add `records`; wait while the buffer holds more than its capacity."""
         self._records.extend(records)
         self._arrived.set()
@@ -45,7 +44,7 @@ class RecordBuffer:
             self._space.clear()
             await self._space.wait()
 
-    async def take(self) -> list:
+    async def take(self) -> list[Incoming]:
         """The records buffered, at most `most`; with fewer than that, while records come together
         (the last batch had more than one), first wait `within` for more. Waits for the first record."""
         while not self._records:
@@ -59,9 +58,9 @@ class RecordBuffer:
         self._space.set()
         return batch
 
-    def discard(self, tp: Any) -> int:
-        """Leave out the buffered records of partition `tp` (it is fetched again); how many."""
-        kept = deque(record for record in self._records if record.tp != tp)
+    def discard(self, partition: int) -> int:
+        """Leave out the buffered records of `partition` (it is fetched again); how many."""
+        kept = deque(record for record in self._records if record.partition != partition)
         dropped, self._records = len(self._records) - len(kept), kept
         self._space.set()
         return dropped

@@ -1,9 +1,9 @@
 """The rules worker's batch logic, free of Faust and Kafka so it can be read and tested alone.
 
-A batch of move records becomes: records to produce (results, outcomes, dead letters) and
-match states to store. The Faust agent produces first, waits for Kafka's acknowledgement,
-and only then stores the states (docs/decisions/positions-in-table.md), so a crash can repeat a result but
-never lose one.
+A batch of move records becomes: records to produce (results, outcomes, dead letters), match
+states to store and the partitions' new positions. The pipeline (pipeline.py) produces first,
+waits for Kafka's acknowledgement, and only then stores the states, then the positions
+(docs/decisions/positions-in-table.md), so a crash can repeat a result but never lose one.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Incoming:
     partition: int
     offset: int
     topic: str
+    generation: int = 0  # the consumer group's generation it was fetched in
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ class Batch:
 
     def position_writes(self) -> dict[bytes, tuple[bytes, int]]:
         return {k: v for k, v in self.writes.items() if k.startswith(POSITION_PREFIX)}
+
+    def positions(self) -> dict[int, int]:
+        """partition -> the offset of the last record the batch answered (its new position)."""
+        return {partition: int(value) for _, (value, partition) in self.position_writes().items()}
 
     def describe_offsets(self) -> str:
         return " ".join(f"{p}:{first}-{last}" for p, (first, last) in sorted(self.offsets.items()))
@@ -226,7 +231,16 @@ class RulesCore:
         self.cache = cache or StateCache()
         self.gaps: dict[int, tuple[int, int, int]] = {}  # partition -> (expected, delivered, times)
 
-    def fold_batch(self, records: list[Incoming], load: Callable[[bytes], bytes | None]) -> Batch:
+    def fold_batch(
+        self,
+        records: list[Incoming],
+        load: Callable[[bytes], bytes | None],
+        position: Callable[[int], int] | None = None,
+    ) -> Batch:
+        """Fold `records`: `load(match key)` gives a stored state, `position(partition)` the stored
+        position (default: read through `load`, where the table keeps positions)."""
+        if position is None:
+            position = lambda partition: read_position(load(position_key(partition)))  # noqa: E731
         batch = Batch()
         latest: dict[bytes, Stored] = {}  # changed in this batch, not yet stored
         positions: dict[int, int] = {}  # stored position per partition, then the batch's progress
@@ -235,7 +249,7 @@ class RulesCore:
             batch.counts["records"] += 1
             partition = incoming.partition
             if partition not in positions:
-                positions[partition] = read_position(load(position_key(partition)))
+                positions[partition] = position(partition)
             if not self._admit(incoming, positions[partition], batch):
                 continue
             positions[partition] = incoming.offset
@@ -317,6 +331,7 @@ class RulesCore:
         if isinstance(record, Unreadable) and not record.has_ids:
             self._dead(batch, incoming, f"{record.code}: {record.message}")
             return
+        assert record.match_id is not None  # a move, or unreadable with its ids
         match_key = record.match_id.encode()
         entry = None
         if match_of(record) is not None:  # else the record is not in its match's log: no state
@@ -332,7 +347,7 @@ class RulesCore:
         batch.sends.append(Outgoing("results", match_key, encode(result), incoming.partition, incoming))
         if taken.outcome is not None:
             batch.sends.append(Outgoing("outcomes", match_key, encode(taken.outcome), 0, incoming))
-        if taken.changed:
+        if taken.changed and taken.state is not None:
             latest[match_key] = Stored(taken.state, incoming.offset, incoming.partition)
         if result["status"] == "accepted":
             batch.counts["duplicates" if result["duplicate"] else "accepted"] += 1

@@ -12,6 +12,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import faust
 from faust.types import TP
@@ -21,7 +22,9 @@ from prometheus_client import Gauge, Histogram
 from services.common.ops import OpsState, Readiness, serve
 from services.common.settings import Settings
 
-from .core import Counters, position_key, read_position
+from .core import Counters
+from .faust_adapter.recovery import superseded
+from .ports import PositionStore
 
 log = logging.getLogger("plylog.rules")
 BATCH_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -71,7 +74,7 @@ class RulesMetrics:
 
 
 def install(
-    app: faust.App, table: faust.Table, moves: str, counters: Counters, settings: Settings, worker_name: str
+    app: faust.App, positions: PositionStore, moves: str, counters: Counters, settings: Settings, worker_name: str
 ) -> OpsState | None:
     """Serve /livez, /readyz and /metrics for this worker (nothing when PLYLOG_OPS_PORT is unset)."""
     if not settings.ops_port:
@@ -79,16 +82,16 @@ def install(
     state = OpsState("rules", worker_name, settings.ready_lag)
     metrics = RulesMetrics(state)
     counters.listeners.append(metrics.on_batch)
-    phase = {"assigned_at": None, "recovered": False}
+    phase: dict[str, Any] = {"assigned_at": None, "recovered": False}
 
     @app.on_partitions_assigned.connect
-    async def _assigned(sender, assigned, **_):
+    async def _assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
         phase.update(assigned_at=time.monotonic(), recovered=False)
 
     @app.on_rebalance_complete.connect
-    async def _recovered(sender, **_):
-        if sender.tables.recovery.superseded():
-            return  # Faust signals a pass the next rebalance overtook too (faust_fixes item 4)
+    async def _recovered(sender: Any, *args: Any, **kwargs: Any) -> None:
+        if superseded(app):
+            return  # Faust signals a pass the next rebalance overtook too (faust_adapter workaround 4)
         if phase["assigned_at"] is not None:
             metrics.recovery.set(time.monotonic() - phase["assigned_at"])
         metrics.recoveries.inc()
@@ -98,7 +101,7 @@ def install(
     async def _refresh():
         state.beat()
         owned = sorted((tp for tp in app.consumer.assignment() if tp.topic == moves), key=lambda tp: tp.partition)
-        lag = await _lag(app, owned, lambda p: read_position(table.get(position_key(p))), metrics)
+        lag = await _lag(app, owned, positions.position, metrics)
         metrics.assigned.set(len(owned))
         state.publish(
             Readiness(

@@ -2,12 +2,12 @@
 for the topic) never stops the worker, while Kafka refusing for any other reason still does.
 
 Every record goes out at once and is awaited together (the fast path). When some fail with a
-record-size error, each of them is sent again alone (a rejected batch may have held records that
-fit); one that is refused alone is replaced: a dead letter by a minimal one (no raw bytes, their
-size and SHA-256 kept), a result or outcome by a dead letter that names it and why. Only if that
-replacement is refused too, or the error is of another kind (the broker unavailable, not enough
-replicas), the error is raised and the batch fails: the worker stops and a restart answers the
-batch again from its stored positions.
+refusal of the record (`Producer.refused`), each of them is sent again alone (a rejected batch may
+have held records that fit); one that is refused alone is replaced: a dead letter by a minimal one
+(no raw bytes, their size and SHA-256 kept), a result or outcome by a dead letter that names it and
+why. Only if that replacement is refused too, or the error is of another kind (the broker
+unavailable, not enough replicas), the error is raised and the batch fails: the worker stops and a
+restart answers the batch again from its stored positions.
 """
 
 from __future__ import annotations
@@ -15,79 +15,59 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiokafka.errors import CorruptRecordException, MessageSizeTooLargeError, RecordListTooLargeError
-from faust.exceptions import ProducerSendError
-
 from .core import Incoming, Outgoing, dead_letter
+from .ports import Producer
 
 log = logging.getLogger("plylog.rules")
 
-#: Errors that say the record itself cannot go to the topic (its size, its encoding).
-REFUSED_FOR_THE_RECORD = (MessageSizeTooLargeError, RecordListTooLargeError, CorruptRecordException)
 
-Send = Callable[[Outgoing], Awaitable[asyncio.Future]]
-
-
-async def produce_all(send: Send, sends: list[Outgoing]) -> int:
+async def produce_all(producer: Producer, sends: list[Outgoing]) -> int:
     """Produce `sends` and wait for every acknowledgement; returns how many were replaced."""
-    return await acknowledged(send, sends, await start(send, sends))
+    return await acknowledged(producer, sends, await start(producer, sends))
 
 
-async def start(send: Send, sends: list[Outgoing]) -> list[asyncio.Future]:
+async def start(producer: Producer, sends: list[Outgoing]) -> list[asyncio.Future[Any]]:
     """Hand every record to the producer; their delivery futures, in order."""
-    return [await _sent(send, out) for out in sends]
+    return [await _sent(producer, out) for out in sends]
 
 
-async def acknowledged(send: Send, sends: list[Outgoing], futures: list[asyncio.Future]) -> int:
+async def acknowledged(producer: Producer, sends: list[Outgoing], futures: list[asyncio.Future[Any]]) -> int:
     """Wait for the deliveries `start` began; returns how many records were replaced."""
     # Shielded: when the worker stops while a batch is in flight, cancelling this wait must not
     # cancel the producer's own futures (Faust sets their results later: InvalidStateError).
     outcomes = await asyncio.shield(asyncio.gather(*futures, return_exceptions=True))
     failed = [(out, error) for out, error in zip(sends, outcomes, strict=False) if isinstance(error, BaseException)]
     for _, error in failed:
-        if not isinstance(error, REFUSED_FOR_THE_RECORD):
+        if not producer.refused(error):
             raise error
     replaced = 0
     for out, _ in failed:
-        replaced += await _alone_or_replaced(send, out)
+        replaced += await _alone_or_replaced(producer, out)
     return replaced
 
 
-async def _sent(send: Send, out: Outgoing) -> asyncio.Future:
+async def _sent(producer: Producer, out: Outgoing) -> asyncio.Future[Any]:
     """The delivery future of `out`; a client-side refusal (over the producer's request size)
     becomes a failed future, so it is handled like the broker's."""
     try:
-        return await send(out)
-    except REFUSED_FOR_THE_RECORD as error:
+        return await producer.send(out)
+    except Exception as error:
+        if not producer.refused(error):
+            raise
         future = asyncio.get_running_loop().create_future()
         future.set_exception(error)
         return future
 
 
-def faust_send(producer: Callable[[], Any], topics: dict[str, str]) -> Send:
-    """`send` through Faust's producer (`producer()`), to the topic of each record's kind. A refusal
-    of the record is raised as itself, not as the `ProducerSendError` Faust makes of it
-    (faust_fixes item 10); in the same coroutine, not a wrapper: this runs for every record."""
-
-    async def send(out: Outgoing) -> asyncio.Future:
-        try:
-            return await producer().send(topics[out.kind], out.key, out.value, out.partition, None, None)
-        except ProducerSendError as error:
-            if isinstance(error.__cause__, REFUSED_FOR_THE_RECORD):
-                raise error.__cause__ from None
-            raise
-
-    return send
-
-
-async def _alone_or_replaced(send: Send, out: Outgoing) -> int:
+async def _alone_or_replaced(producer: Producer, out: Outgoing) -> int:
     try:
-        await (await send(out))
+        await (await producer.send(out))
         return 0
-    except REFUSED_FOR_THE_RECORD as error:
+    except Exception as error:
+        if not producer.refused(error):
+            raise
         substitute = replacement(out, error)
         log.warning(
             "Kafka refused a %s record of %d bytes answering %s (%s: %s); sending a %d-byte dead letter instead",
@@ -99,8 +79,10 @@ async def _alone_or_replaced(send: Send, out: Outgoing) -> int:
             len(substitute.value),
         )
     try:
-        await (await send(substitute))
-    except REFUSED_FOR_THE_RECORD as error:
+        await (await producer.send(substitute))
+    except Exception as error:
+        if not producer.refused(error):
+            raise
         raise RuntimeError(
             f"Kafka refused even a {len(substitute.value)}-byte dead letter for {_where(out.cause)} "
             f"({type(error).__name__}); is max.message.bytes of the dead-letter topic that small?"

@@ -168,6 +168,9 @@ def test_the_peer_runs_beside_and_every_counterpart_is_a_ratio_to_it(quick_repor
         figures["floor"]["faust_p99_ms"] / mine["latency_p99_ms"]
     )
     assert summary["client_cpu_bound_vs_peer"] == figures["ws"]["cpu_bound_vs_peer"]
+    assert summary["latency_vs_faust_floor"] == pytest.approx(
+        figures["latency"]["p99_ms"] / figures["floor"]["faust_p99_ms"]
+    )
     table = report.markdown_table(result, "smoke.json")
     for row in (
         "| pipeline / boardgame.io closed loop |",

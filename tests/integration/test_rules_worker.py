@@ -376,8 +376,8 @@ def _wait_for_split(first, second, timeout: float = 90.0) -> None:
 
 def test_the_worker_makes_its_changelog_before_it_joins_its_group(kafka_bootstrap, contract_topics, worker_home):
     # Faust's first assignment leaves out a changelog topic the metadata does not show yet, and a
-    # worker taking partitions over then recovers nothing (faust_fixes 6): the worker makes it first.
-    from services.rules.faust_fixes import create_changelog_before_joining
+    # worker taking partitions over then recovers nothing (Faust adapter workaround 6): the worker makes it first.
+    from services.rules.faust_adapter.table import create_changelog_before_joining
 
     topics = contract_topics(partitions=3)
     settings = Settings.from_env(kafka_bootstrap=kafka_bootstrap, topic_prefix=topics.prefix)

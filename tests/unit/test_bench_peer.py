@@ -48,6 +48,7 @@ SUMMARY_KEYS = {
     "peer_latency_p99_ms",
     "latency_p99_ms",
     "latency_rate_held",
+    "latency_vs_faust_floor",
     "client_moves_per_s",
     "client_vs_peer",
     "single_client_p50_ms",
@@ -225,6 +226,7 @@ def test_every_peer_counterpart_is_a_ratio_in_the_same_invocation_and_the_summar
         "peer_latency_p99_ms": 44.0,
         "latency_p99_ms": 110.0,
         "latency_rate_held": 0.998,
+        "latency_vs_faust_floor": None,
         "client_moves_per_s": 450.0,
         "client_vs_peer": 0.25,
         "single_client_p50_ms": None,
@@ -255,6 +257,7 @@ def test_scenarios_not_run_give_nulls_and_no_ratios():
         "peer_moves_per_s",
         "pipeline_vs_peer",
         "peer_latency_p99_ms",
+        "latency_vs_faust_floor",
         "floor_latency_p99_ms",
         "floor_latency_vs_peer",
         "floor_faust_latency_vs_peer",
@@ -323,3 +326,18 @@ def test_without_the_harness_the_reason_names_the_setting(tmp_path, monkeypatch)
         peer.unavailable()
         == f"no boardgame.io harness in {tmp_path / 'nowhere'} (set {peer.SOURCE_ENV} to its directory)"
     )
+
+
+def test_the_latency_over_the_faust_floor_is_the_latency_p99_over_the_faust_relays_in_the_same_run():
+    measured = {
+        "latency": {"figures": {"p99_ms": {"median": 30.0, "min": 24.0, "max": 36.0, "runs": [24.0, 30.0, 36.0]}}},
+        "floor": {"figures": {"faust_p99_ms": {"median": 20.0, "min": 16.0, "max": 24.0, "runs": [16.0, 20.0, 24.0]}}},
+    }
+    derive(measured)
+    assert measured["latency"]["figures"]["p99_vs_faust_floor"] == {
+        "median": 1.5,
+        "min": 1.0,
+        "max": 2.25,
+        "runs": None,
+    }
+    assert summary_of(measured)["latency_vs_faust_floor"] == 1.5

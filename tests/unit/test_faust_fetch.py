@@ -1,15 +1,15 @@
-"""faust_fixes 9 (services/rules/faust_fetch.py): a changelog record fetched before its partition
-was seeked does not reach Faust; and the tests of Faust's and aiokafka's own behaviour that make it
-necessary (each fails the day they change)."""
+"""Workaround 9 (services/rules/faust_adapter/fetch.py): a changelog record fetched before its partition
+was seeked does not reach Faust; the worker's consumer long-polls as bounded and hands over at most
+a batch a poll. What in Faust and aiokafka makes it necessary: docs/decisions/faust-seek-drops.md
+(the versions tested: services/rules/faust_adapter/versions.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 
 from faust.types import TP
 
-from services.rules import faust_fetch
+from services.rules.faust_adapter import fetch as faust_fetch
 from tests.unit.test_rules_batching import CHANGELOG, FakeConsumer, _Flag, messages
 
 OTHER = TP(CHANGELOG.topic, 1)
@@ -88,44 +88,6 @@ def test_the_drain_drops_changelog_records_fetched_before_their_partition_was_se
     assert consumer._read_offset == {CHANGELOG: None, OTHER: 41}  # the seek's position stands
 
 
-def test_aiokafka_seeks_through_the_fetchers_seek_to():
-    """What count_seeks counts: every seek aiokafka's consumer makes (seek, seek_to_committed)."""
-    from aiokafka import AIOKafkaConsumer
-
-    assert "self._fetcher.seek_to(partition, offset)" in inspect.getsource(AIOKafkaConsumer.seek)
-    assert "self._fetcher.seek_to(tp, offset)" in inspect.getsource(AIOKafkaConsumer.seek_to_committed)
-
-
-def test_faust_fetches_through_the_fetchers_fetched_records_in_the_consumers_thread():
-    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
-
-    assert "call_thread(\n            self._fetch_records" in inspect.getsource(AIOKafkaConsumerThread.getmany)
-    assert "await fetcher.fetched_records(" in inspect.getsource(AIOKafkaConsumerThread._fetch_records)
-
-
-def test_faust_hands_on_a_fetch_whatever_seeks_came_after_it():
-    """Why item 9 exists: Faust's getmany yields every record of the fetch it got from the
-    consumer's thread; nothing there asks whether a partition was seeked since."""
-    from faust.transport.consumer import Consumer
-
-    source = inspect.getsource(Consumer.getmany)
-    assert "records, active_partitions = await self._wait_next_records(timeout)" in source
-    assert "yield tp, to_message(tp, record)" in source
-    assert "position" not in source and "seek_to" not in source
-
-
-def test_the_drain_finds_the_counting_fetcher_where_faust_and_aiokafka_keep_it():
-    """fetched_before_a_seek walks consumer._thread._consumer._fetcher; were one of these renamed,
-    it would find no counts and drop nothing, so this fails first."""
-    from aiokafka import AIOKafkaConsumer
-    from faust.transport.consumer import ThreadDelegateConsumer
-    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
-
-    assert "self._thread = self._new_consumer_thread()" in inspect.getsource(ThreadDelegateConsumer.__init__)
-    assert "self._consumer = self._create_consumer(" in inspect.getsource(AIOKafkaConsumerThread.on_start)
-    assert "self._fetcher = Fetcher(" in inspect.getsource(AIOKafkaConsumer.start)
-
-
 def test_the_worker_consumer_faust_creates_counts_seeks(monkeypatch):
     """bound_fetch_long_poll's consumer class (the one Faust's driver creates) is a counting one."""
     import faust.transport.drivers.aiokafka as driver
@@ -141,7 +103,7 @@ def test_the_worker_consumer_hands_over_at_most_a_batch_of_records_a_poll(monkey
     import faust.transport.drivers.aiokafka as driver
 
     from services.common.settings import load
-    from services.rules.app import BATCH_MAX, create_app
+    from services.rules.app import create_app
 
     monkeypatch.setattr(driver, "aiokafka", driver.aiokafka)  # create_app bounds the long-poll; restored
     monkeypatch.setenv("PLYLOG_DATA_DIR", str(tmp_path))
@@ -152,5 +114,4 @@ def test_the_worker_consumer_hands_over_at_most_a_batch_of_records_a_poll(monkey
         await consumer.stop()
         return consumer._max_poll_records
 
-    assert asyncio.run(worker_consumer_cap()) == BATCH_MAX
-    assert "max_records=_consumer._max_poll_records" in inspect.getsource(driver.AIOKafkaConsumerThread.getmany)
+    assert asyncio.run(worker_consumer_cap()) == load().rules.batch_max

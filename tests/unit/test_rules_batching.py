@@ -1,31 +1,44 @@
 """The rules worker's read-ahead buffer (services/rules/batching.py) and the drain loop that fills
-it (faust_fixes 7): a backlog gives whole batches, a lone record is not held back, the drain
-stops while the buffer is over its capacity, move records skip Faust's per-event path while
-every other record still takes it, and Faust's own pieces these replace still do what made them
-replaced."""
+it (the Faust adapter's workaround 7): a backlog gives whole batches, a lone record is not held
+back, the drain stops while the buffer is over its capacity, move records skip Faust's per-event
+path while every other record still takes it."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass
 
 from faust.types import TP
 
-from services.rules import faust_fetch
 from services.rules.batching import RecordBuffer
+from services.rules.core import Incoming
+from services.rules.faust_adapter import fetch as faust_fetch
 
 MOVES, CHANGELOG = TP("t.moves", 0), TP("t.rules-matches-changelog", 0)
 
 
 @dataclass(frozen=True)
 class _Message:
+    """A Faust message as the drain reads it."""
+
     tp: TP
     offset: int
+    key: bytes | None = None
+    value: bytes | None = None
+    generation_id: int = 0
 
     @property
     def topic(self) -> str:
         return self.tp.topic
+
+    @property
+    def partition(self) -> int:
+        return self.tp.partition
+
+
+def as_incoming(fetched: list[_Message]) -> list[Incoming]:
+    """What the drain hands the fold loop's buffer for these messages."""
+    return [Incoming(m.key, m.value, m.partition, m.offset, m.topic, m.generation_id) for m in fetched]
 
 
 def messages(count: int, tp: TP = MOVES, first: int = 0) -> list[_Message]:
@@ -98,7 +111,7 @@ def test_a_partition_fetched_again_leaves_the_buffer():
         buffer = RecordBuffer(most=500, within=0, capacity=1000)
         other = TP("t.moves", 1)
         await buffer.extend(messages(3) + messages(2, tp=other))
-        dropped = buffer.discard(MOVES)
+        dropped = buffer.discard(MOVES.partition)
         return dropped, [m.tp for m in await buffer.take()]
 
     assert run(scenario) == (3, [TP("t.moves", 1)] * 2)
@@ -160,7 +173,8 @@ def test_move_records_go_to_the_buffer_in_one_list_and_the_others_through_faust(
         _stopped = _Flag()
 
     asyncio.run(consumer._drain_messages(Fetcher()))
-    assert consumer.sunk == [moves[1:]]  # offset 10 is below Faust's read offset (11): dropped, as Faust does
+    # offset 10 is below Faust's read offset (11): dropped, as Faust does
+    assert consumer.sunk == [as_incoming(moves[1:])]
     assert consumer.called_back == changelog
     assert consumer._read_offset == {MOVES: 12, CHANGELOG: 1}
     assert consumer.races == 1  # one race against a flow suspension for the fetch, not one per record
@@ -194,21 +208,3 @@ def test_a_flow_suspension_stops_delivering_the_rest_of_a_fetch_and_their_read_o
     asyncio.run(drain_once())
     assert consumer.called_back == changelog[:2]
     assert consumer._read_offset == {CHANGELOG: 0}
-
-
-def test_fausts_drain_races_every_message_against_the_flow_suspension():
-    """Why faust_fixes 7 exists (and what it keeps: the read-offset rule)."""
-    from faust.transport.consumer import Consumer, Fetcher
-
-    drain = inspect.getsource(Consumer._drain_messages)
-    assert "await self.wait_first(\n" in drain and "callback(message), self.suspend_flow.wait()" in drain
-    assert "r_offset is None or offset >= r_offset" in drain
-    assert "await consumer._drain_messages(self)" in inspect.getsource(Fetcher._fetcher.fun)  # looked up per call
-
-
-def test_fausts_take_events_stops_buffering_while_the_agent_holds_a_batch():
-    """Why the fold loop does not use take_events (batching.py)."""
-    from faust.streams import Stream
-
-    source = inspect.getsource(Stream.take_events)
-    assert "if buffer_consuming is not None:" in source and "await buffer_consuming" in source

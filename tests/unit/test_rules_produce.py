@@ -1,6 +1,7 @@
 """Producing a batch (services/rules/produce.py) and dead letters (services/rules/core.py): a record
 Kafka refuses for its own sake is replaced and the worker goes on; any other refusal stops it; a
-dead letter always fits."""
+dead letter always fits. Through a fake producer port, and through the Faust adapter's producer
+(workaround 10)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from aiokafka.errors import KafkaTimeoutError, MessageSizeTooLargeError, NotEnou
 from faust.exceptions import ProducerSendError
 
 from services.rules.core import DEAD_LETTER_RAW_BYTES, Incoming, Outgoing, dead_letter
-from services.rules.produce import acknowledged, faust_send, produce_all
+from services.rules.faust_adapter.producer import REFUSED_FOR_THE_RECORD, FaustProducer
+from services.rules.produce import acknowledged, produce_all
 
 
 class FakeKafka:
@@ -38,6 +40,12 @@ class FakeKafka:
             future.set_result(None)
         return future
 
+    def refused(self, error: BaseException) -> bool:
+        return isinstance(error, REFUSED_FOR_THE_RECORD)
+
+    def pace(self, busy: bool) -> None:
+        pass
+
 
 def move(value: bytes, offset: int = 7) -> Incoming:
     return Incoming(b"m1", value, 2, offset, "plylog.moves")
@@ -48,7 +56,7 @@ async def test_a_result_too_large_for_the_topic_becomes_a_dead_letter_and_the_re
     kafka = FakeKafka(limit=2_000, client_side=client_side)
     small = Outgoing("results", b"m1", b"x" * 100, 2, move(b"{}", 1))
     huge = Outgoing("results", b"m1", b"y" * 5_000, 2, move(b"{}", 2))
-    replaced = await produce_all(kafka.send, [small, huge])
+    replaced = await produce_all(kafka, [small, huge])
     assert replaced == 1
     assert [o.kind for o in kafka.written] == ["results", "deadletter"]
     letter = orjson.loads(kafka.written[1].value)
@@ -59,7 +67,7 @@ async def test_a_result_too_large_for_the_topic_becomes_a_dead_letter_and_the_re
 async def test_a_dead_letter_too_large_for_its_topic_is_sent_again_without_the_raw_bytes():
     kafka = FakeKafka(limit=1_000)
     letter = dead_letter(move(b"\x00" * 5_000), "not JSON")
-    assert await produce_all(kafka.send, [letter]) == 1
+    assert await produce_all(kafka, [letter]) == 1
     sent = orjson.loads(kafka.written[0].value)
     assert sent["raw_b64"] == "" and sent["raw_size"] == 5_000 and sent["raw_truncated"] is True
     assert sent["raw_sha256"] == hashlib.sha256(b"\x00" * 5_000).hexdigest()
@@ -68,12 +76,12 @@ async def test_a_dead_letter_too_large_for_its_topic_is_sent_again_without_the_r
 @pytest.mark.parametrize("error", [NotEnoughReplicasError("min.insync.replicas"), KafkaTimeoutError()])
 async def test_kafka_refusing_for_another_reason_fails_the_batch(error):
     with pytest.raises(type(error)):
-        await produce_all(FakeKafka(error=error).send, [Outgoing("results", b"m1", b"{}", 0)])
+        await produce_all(FakeKafka(error=error), [Outgoing("results", b"m1", b"{}", 0)])
 
 
 async def test_a_replacement_kafka_refuses_too_fails_the_batch_with_what_to_check():
     with pytest.raises(RuntimeError, match=r"max\.message\.bytes of the dead-letter topic"):
-        await produce_all(FakeKafka(limit=10).send, [Outgoing("results", b"m1", b"z" * 100, 0, move(b"{}"))])
+        await produce_all(FakeKafka(limit=10), [Outgoing("results", b"m1", b"z" * 100, 0, move(b"{}"))])
 
 
 def test_a_dead_letter_keeps_at_most_64_kib_of_raw_and_names_the_whole_record():
@@ -90,7 +98,7 @@ async def test_a_worker_stopping_mid_batch_leaves_the_producers_futures_to_the_p
     # producer's futures: Faust sets their results afterwards, and a cancelled one raises there.
     loop = asyncio.get_running_loop()
     delivery = loop.create_future()
-    waiting = asyncio.ensure_future(acknowledged(None, [Outgoing("results", b"m", b"{}", 0)], [delivery]))
+    waiting = asyncio.ensure_future(acknowledged(FakeKafka(), [Outgoing("results", b"m", b"{}", 0)], [delivery]))
     await asyncio.sleep(0)
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -126,8 +134,13 @@ def faust_producer(aio: RefusingAioKafka):
     return producer
 
 
+def adapter(producer, topics: dict[str, str]) -> FaustProducer:
+    """The adapter's producer port over Faust's `producer`."""
+    return FaustProducer(type("App", (), {"producer": producer})(), topics, busy_linger_s=0.002)
+
+
 async def test_faust_raises_its_own_error_for_a_refusal_on_the_client_side():
-    """faust_fixes item 10: fails the day Faust passes aiokafka's error on as it is."""
+    """Workaround 10: fails the day Faust passes aiokafka's error on as it is."""
     with pytest.raises(ProducerSendError) as raised:
         await faust_producer(RefusingAioKafka(limit=10)).send("t", b"k", b"x" * 100, 0, None, None)
     assert isinstance(raised.value.__cause__, MessageSizeTooLargeError)
@@ -137,9 +150,9 @@ async def test_a_record_faust_refuses_on_the_client_side_is_replaced_and_the_res
     aio = RefusingAioKafka(limit=2_000)
     producer = faust_producer(aio)
 
-    send = faust_send(lambda: producer, {"results": "results", "deadletter": "deadletter"})
+    port = adapter(producer, {"results": "results", "deadletter": "deadletter"})
     sends = [Outgoing("results", b"m1", b"r" * 3_000, 2, move(b"{}", 1)), Outgoing("results", b"m1", b"{}", 2)]
-    assert await produce_all(send, sends) == 1
+    assert await produce_all(port, sends) == 1
     assert [topic for topic, _, _ in aio.sent] == ["results", "deadletter"]  # the rest at once, then the replacement
     assert "3000 bytes" in orjson.loads(aio.sent[1][2])["error"]
 
@@ -151,7 +164,7 @@ async def test_faust_errors_that_are_not_the_records_fault_still_fail_the_batch(
 
     producer = faust_producer(Unreachable(limit=0))
     with pytest.raises(ProducerSendError):
-        await produce_all(faust_send(lambda: producer, {"results": "t"}), [Outgoing("results", b"m1", b"{}", 0)])
+        await produce_all(adapter(producer, {"results": "t"}), [Outgoing("results", b"m1", b"{}", 0)])
 
 
 def test_a_key_too_large_for_a_dead_letter_is_cut_and_named_by_its_size_and_digest():

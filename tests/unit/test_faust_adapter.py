@@ -1,11 +1,11 @@
-"""The rules worker's workarounds of faust-streaming (services/rules/faust_fixes.py): each does
-what it says, and each test of Faust's own behaviour fails the day Faust changes it, so the
-workaround can be dropped."""
+"""The rules worker's Faust adapter (services/rules/faust_adapter/): each workaround does what it
+says, and each test of Faust's own behaviour fails the day Faust changes it, so the workaround can
+be dropped; the worker refuses a Faust or aiokafka it was not tested with. The fetch path's:
+test_faust_fetch.py and test_rules_batching.py."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass
 
 import faust
@@ -13,9 +13,12 @@ import pytest
 from faust.tables.recovery import Recovery as FaustRecovery
 from faust.types import TP
 
-from services.rules import faust_fetch, faust_fixes
 from services.rules.core import Stored, position_key, stored_offset
-from services.rules.faust_fixes import MatchTable, Recovery
+from services.rules.faust_adapter import fetch as faust_fetch
+from services.rules.faust_adapter import group as faust_group
+from services.rules.faust_adapter import producer as faust_producer
+from services.rules.faust_adapter.recovery import Recovery, TableManager
+from services.rules.faust_adapter.table import MatchTable
 
 
 @dataclass
@@ -134,15 +137,20 @@ async def test_recovery_reads_a_partition_without_a_start_offset_from_the_beginn
 
 
 def test_the_table_manager_builds_the_fixed_recovery(app):
-    manager = faust_fixes.TableManager(app)
+    manager = TableManager(app)
     assert type(manager.recovery) is Recovery
 
 
-def test_faust_still_hard_codes_the_fetch_long_poll():
-    """Why `bound_fetch_long_poll` exists: Faust's aiokafka driver passes 1500 ms itself."""
+async def test_faust_still_hard_codes_the_fetch_long_poll(monkeypatch, tmp_path):
+    """Why `bound_fetch_long_poll` exists: the consumer Faust's own driver makes long-polls 1.5 s."""
+    import aiokafka
     import faust.transport.drivers.aiokafka as driver
 
-    assert "fetch_max_wait_ms=1500" in inspect.getsource(driver)
+    monkeypatch.setattr(driver, "aiokafka", aiokafka)  # Faust's driver as it comes
+    app = faust.App("test-long-poll", broker="kafka://127.0.0.1:1", datadir=str(tmp_path), web_enabled=False)
+    consumer = app.consumer._thread._create_worker_consumer(app.transport)
+    await consumer.stop()
+    assert consumer._fetch_max_wait_ms == 1500
 
 
 async def test_the_bounded_long_poll_reaches_the_consumer_faust_creates(monkeypatch):
@@ -171,10 +179,10 @@ async def test_faust_only_logs_a_changelog_write_kafka_refused(app):
 class _Producer:
     """What MatchTable asks of Faust's producer: send() -> a delivery future, in call order."""
 
-    def __init__(self, refuse_at: int | None = None, fail_at: int | None = None):
+    def __init__(self, refuse_at: int | None = None, fail_at: int | None = None, hold: bool = False):
         self.sent: list[tuple] = []
         self.deliveries: list[asyncio.Future] = []
-        self._refuse_at, self._fail_at = refuse_at, fail_at
+        self._refuse_at, self._fail_at, self._hold = refuse_at, fail_at, hold
 
     async def send(self, topic, key, value, partition, timestamp, headers):
         if len(self.sent) == self._refuse_at:
@@ -183,7 +191,7 @@ class _Producer:
         delivery = asyncio.get_running_loop().create_future()
         if len(self.sent) - 1 == self._fail_at:
             delivery.set_exception(RuntimeError("request timed out"))
-        else:
+        elif not self._hold:  # held: Kafka answers when the test says
             delivery.set_result("ok")
         self.deliveries.append(delivery)
         return delivery
@@ -240,23 +248,32 @@ async def test_acknowledged_waits_for_writes_made_while_the_sender_was_busy(app)
     assert all(delivery.done() for delivery in producer.deliveries)
 
 
+async def test_two_waits_for_the_changelog_at_once_each_wait_for_every_write_they_saw(app):
+    """The committer waits for its states while an offset commit waits for the positions it
+    read: the second wait must not end before Kafka has the writes the first one waits for (it
+    did: the first took them all in hand, and the commit ran ahead of what Kafka had)."""
+    producer = _Producer(hold=True)
+    table = _table(app, producer)
+    table.store(b"a", b"1", 0)
+    table.store(position_key(0), b"7", 0)
+    await asyncio.sleep(0)  # the sender hands them to the producer
+    committer = asyncio.ensure_future(table.acknowledged())
+    await asyncio.sleep(0)
+    commit = asyncio.ensure_future(table.acknowledged())
+    await asyncio.sleep(0.01)
+    assert not committer.done() and not commit.done()
+    for delivery in producer.deliveries:
+        delivery.set_result("ok")
+    await asyncio.wait_for(asyncio.gather(committer, commit), 5)
+    await table.acknowledged()  # nothing left over
+
+
 def test_the_table_is_written_only_with_a_partition(app):
     table = _table(app, _Producer())
     with pytest.raises(RuntimeError, match="store"):
         table[b"k"] = b"v"
     with pytest.raises(RuntimeError, match="forget"):
         del table[b"k"]
-
-
-def test_faust_hands_changelog_writes_to_the_producer_one_per_turn_of_the_loop():
-    """Why MatchTable sends its changelog records itself: Faust's tables send them soon, through
-    a buffer whose one task awaits one record at a time."""
-    from faust.tables.base import Collection
-    from faust.transport.producer import ProducerBuffer
-
-    assert "send_soon" in inspect.getsource(Collection.send_changelog)
-    handle = inspect.getsource(ProducerBuffer._handle_pending.fun)
-    assert "msg = await get_pending()" in handle and "await send_pending(msg)" in handle
 
 
 def test_aiokafka_refuses_to_seek_to_none():
@@ -266,19 +283,6 @@ def test_aiokafka_refuses_to_seek_to_none():
     consumer = aiokafka.AIOKafkaConsumer.__new__(aiokafka.AIOKafkaConsumer)
     with pytest.raises(ValueError, match="positive integer"):
         consumer.seek(TP("t-changelog", 3), None)
-
-
-def test_faust_seeks_aiokafka_from_the_apps_thread_and_seek_wait_from_the_consumers():
-    """Why `fetch_again` uses seek_wait: Consumer._seek calls the consumer thread's seek directly
-    (thread-unsafe); seek_wait goes through call_thread."""
-    from faust.transport.consumer import ThreadDelegateConsumer
-    from faust.transport.drivers.aiokafka import AIOKafkaConsumerThread
-
-    assert "self._thread.seek(" in inspect.getsource(ThreadDelegateConsumer._seek)
-    assert "call_thread" in inspect.getsource(AIOKafkaConsumerThread.seek_wait)
-    assert "call_thread" not in inspect.getsource(AIOKafkaConsumerThread.seek)
-    # and it moves Faust's read offset back, below which Faust drops what it fetches again
-    assert "self.consumer._read_offset[tp] = offset" in inspect.getsource(AIOKafkaConsumerThread._seek_wait)
 
 
 async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
@@ -291,18 +295,8 @@ async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
     class App:
         consumer = Consumer()
 
-    await faust_fetch.fetch_again(App(), TP("t.moves", 2), 90)
+    await faust_group.FaustGroup(App(), "t.moves").fetch_again(2, 90)
     assert seen == {TP("t.moves", 2): 90}
-
-
-def test_faust_keeps_every_ack_above_the_offset_its_own_commit_recorded():
-    """Why `forget_acks_below`: Consumer.ack records each offset at or above `_committed_offset`,
-    which only Faust's own commit path (`_commit_offsets`, bypassed by the worker) moves."""
-    from faust.transport.consumer import Consumer
-
-    ack = inspect.getsource(Consumer.ack)
-    assert "committed is None or offset >= committed" in ack and "acked_for_tp.append(offset)" in ack
-    assert "self._committed_offset.update(committable_offsets)" in inspect.getsource(Consumer._commit_offsets)
 
 
 def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():
@@ -317,21 +311,21 @@ def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():
         _gap = {moves: IntervalTree.from_tuples([(1, 3), (7, 9)])}
 
     consumer = Consumer()
-    faust_fixes.forget_acks_below(consumer, {moves: 6})
+    faust_group.forget_acks_below(consumer, {moves: 6})
     assert consumer._committed_offset == {moves: 6, other: 7}
     assert consumer._acked == {moves: [6, 9], other: [8]} and consumer._acked_index[moves] == {6, 9}
     assert sorted((gap.begin, gap.end) for gap in consumer._gap[moves]) == [(7, 9)]
 
 
 async def test_a_linger_set_per_batch_reaches_the_batches_aiokafka_opens_from_then_on():
-    """Linger (item 8) sets what aiokafka's accumulator gives each batch it opens; a batch opened
+    """Linger (workaround 8) sets what aiokafka's accumulator gives each batch it opens; a batch opened
     before keeps its own, a batch opened with no linger is ready at once."""
     import aiokafka
     from aiokafka.structs import TopicPartition
 
     producer = aiokafka.AIOKafkaProducer(bootstrap_servers="127.0.0.1:1", linger_ms=0)
     app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": producer})()})()
-    linger = faust_fixes.Linger(app)
+    linger = faust_producer.Linger(app)
     accumulator = producer._message_accumulator
     tp = TopicPartition("t", 0)
     at_once = accumulator._append_batch(accumulator.create_builder(), tp)
@@ -345,20 +339,14 @@ async def test_a_linger_set_per_batch_reaches_the_batches_aiokafka_opens_from_th
 
 def test_a_linger_waits_for_fausts_producer_to_start():
     app = type("App", (), {"producer": type("FaustProducer", (), {"_producer": None})()})()
-    linger = faust_fixes.Linger(app)
+    linger = faust_producer.Linger(app)
     linger.set(0.002)
     assert linger.seconds is None  # set again with the next batch
 
 
-def test_fausts_producer_keeps_aiokafkas_as_linger_expects():
-    import faust.transport.drivers.aiokafka as driver
-
-    assert "return self._producer" in inspect.getsource(driver.Producer._ensure_producer)
-
-
 async def _recovery_of_a_rebalance(app, kind):
     """A recovery whose rebalance has assigned (on_rebalance ran), as Faust's app does it."""
-    manager = faust_fixes.TableManager(app)
+    manager = TableManager(app)
     recovery = kind(app, manager, beacon=manager.beacon, loop=manager.loop)
     app.on_rebalance_start()
     await recovery.on_rebalance(set(), set(), set(), generation_id=app.consumer_generation_id)
@@ -465,17 +453,10 @@ async def test_a_record_counted_while_the_seek_waits_is_forgotten_and_the_queue_
 
 def test_faust_clears_its_changelog_queue_when_the_flow_resumes(app):
     """What the early clear above relies on: it drops only what resuming would drop next."""
-    queue = faust_fixes.TableManager(app).changelog_queue
+    queue = TableManager(app).changelog_queue
     queue.put_nowait("a record")
     app.flow_control.resume()
     assert queue.empty()
-
-
-def test_faust_signals_a_completed_rebalance_before_it_checks_the_pass_is_current():
-    """Why the handlers that mark the worker ready ask Recovery.superseded first."""
-    for step in (FaustRecovery.on_recovery_completed, FaustRecovery._resume_streams):
-        source = inspect.getsource(step)
-        assert source.index("on_rebalance_complete.send()") < source.index("consumer_generation_id != generation_id")
 
 
 async def test_a_recovery_is_superseded_once_the_next_rebalance_begins(app):
@@ -491,3 +472,30 @@ async def test_a_recovery_of_an_older_generation_is_superseded(app):
     recovery = await _recovery_of_a_rebalance(app, Recovery)
     app.consumer_generation_id += 1  # a newer assignment, whose rebalance Faust has not told us of
     assert recovery.superseded()
+
+
+def test_the_installed_faust_and_aiokafka_are_the_versions_the_workarounds_were_tested_with():
+    """Fails the day either changes: go through the workarounds' decision records (each says what
+    to check), run the integration, fault and cluster tests, then list the version as tested."""
+    from services.rules.faust_adapter import versions
+
+    assert versions.problem() is None, versions.problem()
+
+
+def test_an_untested_version_is_refused_with_one_line_naming_it_and_the_tested_ones():
+    from services.rules.faust_adapter import versions
+
+    line = versions.problem({"faust-streaming": "0.16.0", "aiokafka": "0.14.0"})
+    assert line is not None and "\n" not in line
+    assert "faust-streaming 0.16.0" in line and "0.15.3" in line and "aiokafka 0.14.0 " not in line
+    assert "aiokafka (not installed)" in versions.problem({"faust-streaming": "0.15.3", "aiokafka": None})
+
+
+def test_the_worker_refuses_to_start_on_an_untested_version(monkeypatch, capsys):
+    from services.rules import __main__ as worker
+    from services.rules.faust_adapter import versions
+
+    monkeypatch.setattr(versions, "_version", lambda name: "9.9.9")
+    assert worker.main([]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "faust-streaming 9.9.9" in err and "aiokafka 9.9.9" in err

@@ -1,19 +1,43 @@
-"""The rules worker's workarounds of faust-streaming 0.15.3 on the fetch path: items 1, 5, 7 and 9
-of services/rules/faust_fixes.py, which lists them all with their reasons (kept apart because the
-fetch path is one job: what the consumer fetches and how it reaches the fold loop and Faust)."""
+"""The fetch path, workarounds 1, 7 and 9 (the package's docstring): what the consumer fetches and
+how it reaches the fold loop's buffer (move records, as `core.Incoming`) and Faust (the others)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import types
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiokafka
 import faust
-from faust.types import TP
+
+from services.common.stage_trace import StageTrace, event_id
+
+from ..core import Incoming
 
 log = logging.getLogger("plylog.rules")
+
+Sink = Callable[[list[Incoming]], Awaitable[None]]
+
+
+def install_fetch_path(app: faust.App, topic: str, sink: Sink, wait_ms: int, trace: StageTrace | None = None) -> None:
+    """Before the app's consumer starts: its fetch long-poll bounded to `wait_ms` (item 1), and the
+    records of `topic` handed to `await sink(records)` a fetch at a time (items 7 and 9); each
+    marked `fetched` in the stage trace, if one is given."""
+    bound_fetch_long_poll(wait_ms)
+    if trace is not None:
+        deliver_in_batches(app, topic, _traced(sink, trace))
+    else:
+        deliver_in_batches(app, topic, sink)
+
+
+def _traced(sink: Sink, trace: StageTrace) -> Sink:
+    async def marked(records: list[Incoming]) -> None:
+        trace.mark("fetched", [event_id(record.value) for record in records])
+        await sink(records)
+
+    return marked
 
 
 # --- 1. the fetch long-poll ------------------------------------------------------------------------
@@ -28,24 +52,17 @@ def bound_fetch_long_poll(wait_ms: int) -> None:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **{**kwargs, "fetch_max_wait_ms": wait_ms})
 
-    view = types.ModuleType("aiokafka")
+    view: Any = types.ModuleType("aiokafka")
     view.__dict__.update(vars(aiokafka))
     view.AIOKafkaConsumer = BoundedLongPollConsumer
     driver.aiokafka = view
 
 
-# --- 5. fetching a partition again -------------------------------------------------------------------
-async def fetch_again(app: faust.App, tp: TP, offset: int) -> None:
-    """Fetch `tp` again from `offset` (the consumer's thread does the seek; Faust delivers the
-    records again from there)."""
-    await app.consumer.seek_wait({tp: offset})
-
-
 # --- 7. delivering move records in batches ----------------------------------------------------------
-def deliver_in_batches(app: faust.App, topic: str, sink: Any) -> None:
-    """Replace the consumer's drain loop (item 7): records of `topic` go to `await sink(messages)`
-    (Faust `Message`s, in fetch order per partition); others to Faust's callback as before."""
-    consumer = app.consumer
+def deliver_in_batches(app: faust.App, topic: str, sink: Sink) -> None:
+    """Replace the consumer's drain loop (item 7): records of `topic` go to `await sink(records)`
+    (`core.Incoming`s, in fetch order per partition); others to Faust's callback as before."""
+    consumer: Any = app.consumer
     consumer._drain_messages = types.MethodType(_drain_in_batches, consumer)
     consumer._plylog_batch_topic, consumer._plylog_sink = topic, sink
 
@@ -70,7 +87,9 @@ async def _drain_in_batches(self: Any, fetcher: Any) -> None:
                 if floor is not None and offset < floor:
                     continue  # Faust drops what comes again below its read offset
                 if tp.topic == topic:
-                    batch.append(message)
+                    batch.append(
+                        Incoming(message.key, message.value, tp.partition, offset, topic, message.generation_id)
+                    )
                     read_offset[tp] = offset
                 else:
                     others.append(message)
