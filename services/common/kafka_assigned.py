@@ -5,16 +5,18 @@ event loop. Part of the Kafka layer (docs/decisions/kafka-layer.md)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from . import kafka_auth
+from . import kafka_admin, kafka_auth
 from .kafka_auth import KafkaAuth
 
 
 class AssignedReader:
     def __init__(self, bootstrap: str, auth: KafkaAuth | None, client_id: str, *, fetch_max_wait_ms: int = 100):
+        self._bootstrap, self._auth = bootstrap, auth
         self._consumer = AIOKafkaConsumer(
             bootstrap_servers=bootstrap,
             group_id=None,
@@ -29,15 +31,15 @@ class AssignedReader:
         """Assign every partition of `topics`: each from its offset in `offsets`, one missing there from
         the topic's end as it is now. Returns where each partition starts."""
         await self._consumer.start()
+        # asked of the brokers (the admin client), not of the consumer's metadata: that may predate
+        # a topic made just before, and refreshing it is not public API
+        counts = await asyncio.to_thread(kafka_admin.partition_counts, self._bootstrap, topics, auth=self._auth)
         partitions = []
         for topic in topics:
-            found = self._consumer.partitions_for_topic(topic)
-            if not found:
-                await self._consumer._client.force_metadata_update()  # a topic made just before
-                found = self._consumer.partitions_for_topic(topic)
-            if not found:
+            count = counts.get(topic)
+            if not count:
                 raise LookupError(f"topic {topic!r} does not exist (`plylog up` creates it)")
-            partitions += [TopicPartition(topic, p) for p in sorted(found)]
+            partitions += [TopicPartition(topic, p) for p in range(count)]
         self._consumer.assign(partitions)
         ends = await self._consumer.end_offsets(partitions)
         starts = {}
