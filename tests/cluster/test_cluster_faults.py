@@ -472,7 +472,8 @@ def httpx_get(url: str, headers: dict):
 # --- plylog up --cluster, twice, and down ------------------------------------------------------------
 def test_up_cluster_starts_two_of_each_service_a_second_up_nothing_and_down_stops_them(local_cluster):
     """On the session's cluster: `plylog up --cluster` adds 2 rules workers, 2 projectors, 2
-    gateways and the bot service (all ready, the gateways sharing one secret); again, it starts nothing; `status` lists
+    gateways and one each of the bot service, the matchmaker, the notifier and the tournament
+    service (all ready, the gateways sharing one secret); again, it starts nothing; `status` lists
     every node and service; `down -c` of the services leaves none of their processes."""
     import json
 
@@ -483,7 +484,10 @@ def test_up_cluster_starts_two_of_each_service_a_second_up_nothing_and_down_stop
     try:
         assert first.returncode == 0, first.stdout + first.stderr
         started = re.search(r"^started: (.*)$", first.stdout, re.M).group(1).split(", ")
-        assert sorted(started) == ["bots", "gateway-1", "gateway-2", "projector-1", "projector-2", "rules-1", "rules-2"]
+        assert sorted(started) == [
+            *("bots", "gateway-1", "gateway-2", "matchmaker", "notifier"),
+            *("projector-1", "projector-2", "rules-1", "rules-2", "tournaments"),
+        ]
         again = cluster.plylog("up", "--cluster", "--partitions", str(PARTITIONS))
         assert again.returncode == 0 and "nothing new started" in again.stdout, again.stdout + again.stderr
         rows = json.loads(cluster.plylog("status", "--json").stdout)["components"]
@@ -502,7 +506,8 @@ def test_up_cluster_starts_two_of_each_service_a_second_up_nothing_and_down_stop
         records = [cluster.record(name) for name in started]
         assert all(rec.alive() for rec in records)
     finally:
-        down = cluster.plylog("down", "-c", "rules", "-c", "projector", "-c", "gateway", "-c", "bots")
+        services = ("rules", "projector", "gateway", "bots", "matchmaker", "notifier", "tournaments")
+        down = cluster.plylog("down", *(arg for name in services for arg in ("-c", name)))
     assert down.returncode == 0, down.stdout + down.stderr
     for rec in records:
         assert not cluster.home.joinpath("run", f"{rec.name}.json").exists()
