@@ -49,7 +49,7 @@ def client_address(connection: HTTPConnection) -> str:
 class SeatInMatch:
     seat: int
     seats: list[str | None]  # the match's players, seat 0 first
-    meta: dict[str, Any]  # the match's game and view (as the projection has them)
+    meta: dict[str, Any]  # the match's game and status (as the projection has them)
 
 
 class Access:
@@ -83,17 +83,25 @@ class Access:
     async def seat_in(
         self, match_id: str, credential: Callable[[], str], wanted: int | None, *, wanted_first: bool = False
     ) -> SeatInMatch:
-        """The seat the credential may act for in the match, with the match's seats and its game and
-        view (404 unknown match, 401/403 as `seat_claim` says, 403 when `wanted` is another seat).
+        """The seat the credential may act for in the match, with the match's seats, game and status
+        (404 unknown match, 401/403 as `seat_claim` says, 403 when `wanted` is another seat).
         `credential` is read once the match is known; `wanted_first`: a player holding both seats
         gets `wanted`, else the one to move."""
-        meta = await known_match(self._projection, match_id, "seats", "view")
+        meta = await known_match(self._projection, match_id, "seats", "status")
         seats = meta.get("seats") or [None, None]
-        to_move = [wanted] if wanted_first and wanted is not None else (meta.get("view") or {}).get("to_move")
+        to_move = [wanted] if wanted_first and wanted is not None else await self._to_move(match_id, seats)
         claim = self.seat_claim(credential(), match_id, seats, to_move)
         if wanted is not None and wanted != claim.seat:
             raise ApiError(403, "forbidden", f"this credential is for seat {claim.seat}, not seat {wanted}")
         return SeatInMatch(claim.seat, seats, meta)
+
+    async def _to_move(self, match_id: str, seats: list[str | None]) -> list[int] | None:
+        """The seats to move, which only a player in both seats (hot seat) needs: reading and parsing
+        the whole view for every other action was a tenth of the gateway's CPU per move."""
+        if seats[0] is None or seats[0] != seats[1]:
+            return None
+        view = (await known_match(self._projection, match_id, "view")).get("view") or {}
+        return view.get("to_move")
 
     def seat_claim(
         self,

@@ -311,7 +311,7 @@ async def act(
     timeout: float | None = Query(None, gt=0),
 ) -> Any:
     acting = await access.seat_in(match_id, lambda: bearer(request, SEAT_CREDENTIAL), body.seat)
-    refuse_if_over(match_id, (acting.meta.get("view") or {}).get("status"))
+    refuse_if_over(match_id, acting.meta.get("status"))
     record = seat_action(match_id, acting.seat, acting.seats, body, acting.meta["game"])
     await access.limit_player(record["player"])
     result = await submitter.submit(record, wait=wait, timeout_s=timeout)
