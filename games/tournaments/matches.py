@@ -37,6 +37,8 @@ def create_record(state: TournamentState, pairing: Pairing, invite: bool = False
         action["clock"] = settings.clock.model_dump(mode="json")
     if invite:
         action["invited"] = list(pairing.seats)
+    if not settings.rated:
+        action["rated"] = False  # only then: the creates of rated tournaments keep their bytes
     return {
         "v": 1,
         "event_id": pairing.event_id,

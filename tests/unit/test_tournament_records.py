@@ -265,6 +265,21 @@ def test_match_ids_and_create_records_are_derived_from_tournament_round_and_boar
     assert Replayer().feed(orjson.dumps({**record, "action": invited})).state.status == "waiting"
 
 
+def test_an_unrated_tournament_creates_unrated_matches_and_a_rated_one_rated_matches():
+    for rated in (False, True):
+        t = Tourney()
+        t.create("knockout", clock={"initial_s": 60}, rated=rated)
+        t.register("a", "b")
+        t.start()
+        record = create_record(t.state, t.pending()[0])
+        assert record["action"].get("rated", True) is rated and ("rated" in record["action"]) is not rated
+        replayer = Replayer()
+        created = replayer.feed(orjson.dumps(record))
+        resign = {**record, "event_id": "r", "player": record["action"]["seats"][0], "action": {"type": "resign"}}
+        ended = replayer.feed(orjson.dumps(resign))
+        assert created.state.rated is rated and ended.outcome["rated"] is rated
+
+
 def test_wake_at_names_the_next_moment_a_tick_matters():
     t = Tourney()
     t.create("swiss", forfeit_wait_s=30, round_pause_s=10)
