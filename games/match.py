@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
-from schemas.lifecycle import Create
+from schemas.lifecycle import Adjudicate, Create
 
 from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
@@ -21,7 +21,11 @@ from .timeutil import to_ms
 from .vacation import end_vacation, evolve_vacation, take_vacation, why_not_timed_out
 
 TIMEKEEPER = "plylog-timekeeper"
-LIFECYCLE_TYPES = frozenset({"create", "join", "resign", "abort", "claim_timeout", "vacation", "end_vacation"})
+#: Player ids of plylog's own services (the gateway gives them to nobody else).
+OPERATOR_PREFIX = "plylog-"
+LIFECYCLE_TYPES = frozenset(
+    {"create", "join", "resign", "abort", "claim_timeout", "vacation", "end_vacation", "adjudicate"}
+)
 
 
 class MatchState(Frozen):
@@ -44,6 +48,11 @@ class MatchState(Frozen):
     started_at: str | None = None
     ended_at: str | None = None
     outcome: dict[str, Any] | None = None
+    # Set only by an unrated create or an adjudication, and serialised only then, so that the states
+    # of every other match keep their bytes.
+    unrated: bool = Field(default=False, exclude_if=lambda value: not value)
+    # The operator that created the match without a seat (who alone may `adjudicate` it); None otherwise.
+    creator: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @field_validator("recent_ids", mode="before")
     @classmethod
@@ -57,9 +66,10 @@ class MatchState(Frozen):
 
     @property
     def rated(self) -> bool:
-        """Aborted matches and matches against oneself (hot seat) do not count."""
+        """Aborted, adjudicated and unrated-by-create matches and matches against oneself (hot seat)
+        do not count."""
         aborted = self.outcome is not None and self.outcome.get("reason") == "aborted"
-        return not aborted and self.seats[0] != self.seats[1]
+        return not aborted and not self.unrated and self.seats[0] != self.seats[1]
 
     def to_move(self) -> tuple[int, ...]:
         return self.rules.to_move(self.board) if self.status == "active" else ()
@@ -115,7 +125,9 @@ def check_action(game: str, action: dict[str, Any]) -> None:
     that refuses early what the rules would refuse anyway: a lifecycle action is its `type` alone, a
     game action one of `game`'s action models (a create: `create_match`). Raises Rejected."""
     kind = action.get("type")
-    if kind in LIFECYCLE_TYPES and kind != "create":
+    if kind == "adjudicate":
+        _parse_adjudicate(action)
+    elif kind in LIFECYCLE_TYPES and kind != "create":
         _only_type(action)
     else:
         get_game(game).parse_action(action)
@@ -140,6 +152,10 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
     if create.invited is not None and any(create.invited):
         _check_invitations(create.seats, create.invited)
         created["invited"] = list(create.invited)  # only then: the events of other creates keep their bytes
+    if not create.rated:
+        created["rated"] = False  # only then, likewise
+    if player.startswith(OPERATOR_PREFIX) and player not in create.seats:
+        created["_creator"] = player  # private: the state knows it, results keep their bytes
     return _start_when_full([created], evolve(None, created), at)
 
 
@@ -246,7 +262,28 @@ def _end_vacation(
     return [event], evolve(state, event), None
 
 
+def _adjudicate(
+    state: MatchState, player: str, action: dict[str, Any], at: str
+) -> tuple[list[Event], MatchState, int | None]:
+    """The creator-operator ends a match that will not be played out (its tournament pairing was
+    decided without it): unrated, whatever the position."""
+    adjudication = _parse_adjudicate(action)
+    if state.creator is None or player != state.creator:
+        who = f"its creator ({state.creator})" if state.creator else "the operator that created it without a seat"
+        raise Rejected("forbidden", f"{player!r} may not adjudicate this match: only {who} may")
+    outcome = {"winner": adjudication.winner, "reason": adjudication.reason, "scores": state.rules.scores(state.board)}
+    return (*_end(state, outcome, at, rated=False), None)
+
+
+def _parse_adjudicate(action: dict[str, Any]) -> Adjudicate:
+    try:
+        return Adjudicate.model_validate(action)
+    except ValidationError as error:
+        raise Rejected("malformed", describe_validation_error(error, "adjudicate action")) from None
+
+
 LIFECYCLE = {
+    "adjudicate": _adjudicate,
     "join": _join,
     "resign": _resign,
     "abort": _abort,
@@ -279,7 +316,7 @@ def _game_action(
     return events, state, seat
 
 
-def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Event], MatchState]:
+def _end(state: MatchState, outcome: dict[str, Any], at: str, rated: bool = True) -> tuple[list[Event], MatchState]:
     ended: Event = {
         "type": "match_ended",
         "winner": outcome["winner"],
@@ -287,6 +324,8 @@ def _end(state: MatchState, outcome: dict[str, Any], at: str) -> tuple[list[Even
         "scores": outcome.get("scores"),
         "at": at,
     }
+    if not rated:
+        ended["rated"] = False  # only then: the events of every other ending keep their bytes
     return [ended], evolve(state, ended)
 
 
@@ -341,6 +380,8 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
             board=game.initial(event["options"], event["match_id"]),
             clock=None if clock is None else new_clock(clock),
             created_at=event["at"],
+            unrated=event.get("rated") is False,
+            creator=event.get("_creator"),
         )
     assert state is not None, f"{kind} before match_created"
     if kind == "seat_joined":
@@ -355,7 +396,8 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
         clock = state.clock
         if clock is not None and state.status == "active":
             clock = clock.stopped(to_ms(event["at"]), set(state.to_move()))
-        return state.evolved(status="over", outcome=outcome, ended_at=event["at"], clock=clock)
+        unrated = state.unrated or event.get("rated") is False
+        return state.evolved(status="over", outcome=outcome, ended_at=event["at"], clock=clock, unrated=unrated)
     if kind in ("vacation_started", "vacation_ended"):
         return evolve_vacation(state, event)
     return state.evolved(board=state.rules.evolve(state.board, event))
@@ -387,6 +429,8 @@ def view(state: MatchState, seat: int | None = None) -> dict[str, Any]:
     }
     if state.invited is not None:  # only then, so views of other matches keep their bytes
         data["invited"] = list(state.invited)
+    if state.unrated:  # likewise
+        data["rated"] = False
     data.update(game_view)
     return data
 
@@ -405,6 +449,7 @@ LIFECYCLE_VIEW_KEYS = frozenset(
         "started_at",
         "ended_at",
         "invited",
+        "rated",
     }
 )
 

@@ -214,7 +214,8 @@ def _channels(site: Installation) -> dict[str, Any]:
             "One record per finished match, on a single partition.",
             "Written by the rules worker in the batch that ends a match (repeats possible after a crash, "
             "identified by match_id). One partition, so every consumer folds the outcomes in the same order: "
-            "ratings are order-dependent. `rated` is false for aborted matches and hot-seat matches.",
+            "ratings are order-dependent. `rated` is false for aborted, hot-seat, unrated (created `rated: false`) "
+            "and adjudicated matches.",
             "public",
             per_game("Outcome"),
             1,

@@ -21,6 +21,7 @@ RejectionCode = Literal[
     "illegal",
     "match_over",
     "not_timed_out",
+    "forbidden",
 ]
 # What each rejection code means (docs/contract.md); the keys are exactly RejectionCode's values.
 REJECTION_MEANINGS = {
@@ -36,6 +37,8 @@ REJECTION_MEANINGS = {
     "illegal": "the rules refuse the action (the message says which rule)",
     "match_over": "the match has ended; it takes no more actions",
     "not_timed_out": "claim_timeout while the seat to move still has time, or before the match has started",
+    "forbidden": "the player may not write this action here: `adjudicate` by anyone but the operator that created "
+    "the match without a seat",
 }
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
 GAME_NAMES = get_args(GameName)

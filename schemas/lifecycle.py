@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, StrictInt, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidatorFunctionWrapHandler, WrapValidator
 
 from .base import Action, Event, GameName, PlayerId, Seat, Strict, Timestamp
 
@@ -68,6 +68,10 @@ class Create(Action):
         description="seats reserved for a named player, who takes it with `join` (the seat is null in `seats`); "
         "nobody else may join it",
     )
+    rated: StrictBool = Field(
+        default=True,
+        description="false: the outcome is unrated (moves no rating); `match_created` then says `rated: false`",
+    )
 
 
 class Join(Action):
@@ -99,11 +103,24 @@ class EndVacation(Action):
     type: Literal["end_vacation"]
 
 
-LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout, Vacation, EndVacation)
+#: Why an operator ended a match that was not played out (a tournament pairing decided without it).
+AdjudicationReason = Literal["withdrawal", "forfeit", "double_forfeit"]
+
+
+class Adjudicate(Action):
+    """End the match without playing it out (unrated): only the operator (a `plylog-` player id) that
+    created the match without taking a seat may, e.g. the tournament service when the pairing is decided."""
+
+    type: Literal["adjudicate"]
+    winner: Seat | None = Field(description="the seat that wins; null: nobody does")
+    reason: AdjudicationReason
+
+
+LIFECYCLE_ACTIONS = (Create, Join, Resign, Abort, ClaimTimeout, Vacation, EndVacation, Adjudicate)
 
 
 # Why a match ended when the lifecycle ended it; each game adds its own reasons.
-LifecycleEndReason = Literal["resign", "timeout", "aborted"]
+LifecycleEndReason = Literal["resign", "timeout", "aborted", "withdrawal", "forfeit", "double_forfeit"]
 
 
 class Outcome(Strict):
@@ -122,6 +139,7 @@ class MatchCreated(Event):
     options: dict[str, Any] = Field(description="the game's options with every default filled in")
     clock: AnyClock | None = None
     invited: list[PlayerId | None] | None = Field(default=None, description="present when the create reserved seats")
+    rated: Literal[False] | None = Field(default=None, description="present (false) only when the create said so")
     at: Timestamp
 
 
@@ -142,6 +160,9 @@ class MatchEnded(Event):
     winner: Seat | None
     reason: str = Field(description="e.g. resign, timeout, aborted, draw, or the game's own reason")
     scores: Any = None
+    rated: Literal[False] | None = Field(
+        default=None, description="present (false) only when an operator adjudicated the match"
+    )
     at: Timestamp
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 from pydantic import Field, StrictBool, StrictInt, StringConstraints
 
 from .base import EventId, GameName, MatchId, PlayerId, Seat, Strict, Timestamp, Version
-from .lifecycle import Clock, Outcome
+from .lifecycle import AnyClock, Outcome
 from .records import Source
 
 #: Tournament ids: the match id alphabet, shorter, so the ids of its matches (`<id>-r<round>b<board>`,
@@ -76,7 +76,11 @@ class CreateTournament(Strict):
     format: Format
     game: GameName
     options: dict[str, Any] = Field(default_factory=dict, description="the game's options, for every match")
-    clock: Clock | None = Field(default=None, description="every match's clock; absent players lose on time")
+    clock: AnyClock | None = Field(
+        default=None,
+        description="every match's clock, Fischer or correspondence; required (a create without one is refused "
+        "illegal): it decides a player who never comes or stops moving",
+    )
     starts_at: Timestamp = Field(description="registration closes (except late entry) and round 1 is paired")
     rated: StrictBool = True
     bots_allowed: StrictBool = False
@@ -167,7 +171,7 @@ class Settings(Strict):
     format: Format
     game: GameName
     options: dict[str, Any]
-    clock: Clock | None
+    clock: AnyClock | None
     starts_at: Timestamp
     rated: bool
     bots_allowed: bool

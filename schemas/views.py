@@ -3,7 +3,7 @@
 `MatchView` holds the lifecycle keys every game's view has; each game's module subclasses
 it with its `game` literal, its typed outcome and its own keys (`schemas/<game>.py`). Every
 key of a view part is always present, `null` where it has no value: the JSON Schema lists
-them all as required (exported in serialization mode), except `invited` (SOMETIMES_PRESENT).
+them all as required (exported in serialization mode), except `invited` and `rated` (SOMETIMES_PRESENT).
 Unknown keys are an error, so the schema says exactly what the service sends (a consumer should
 still ignore keys it does not know: the contract may add optional ones).
 """
@@ -18,7 +18,7 @@ from .base import GameName, MatchId, PlayerId, Seat, Timestamp
 from .lifecycle import Outcome
 
 #: Keys a view has only sometimes (so that views of other matches keep their bytes).
-SOMETIMES_PRESENT = ("invited",)
+SOMETIMES_PRESENT = ("invited", "rated")
 
 
 def _not_always_required(schema: dict[str, Any]) -> None:
@@ -112,4 +112,8 @@ class MatchView(ViewPart):
         min_length=2,
         max_length=2,
         description="only when the create reserved seats: by seat, the player it is reserved for",
+    )
+    rated: Literal[False] | None = Field(
+        default=None,
+        description="only when the match is unrated (its create said `rated: false`, or an operator adjudicated it)",
     )

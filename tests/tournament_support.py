@@ -15,6 +15,7 @@ from tests.schema_check import check
 
 T0 = 1_700_000_000_000  # epoch ms of every test tournament's creation
 START = T0 + 60_000
+CLOCK = {"initial_s": 300, "increment_s": 2}  # every tournament needs one
 SCHEMA_CHECKS = 60  # results per tournament also checked by jsonschema (milliseconds each)
 
 
@@ -73,6 +74,7 @@ class Tourney:
             settings.setdefault("rounds", 3)
         if format_ == "arena":
             settings.setdefault("duration_s", 600)
+        settings.setdefault("clock", CLOCK)
         return self.ok(creator, {**action, **settings}, at=T0)
 
     def register(self, *players: str, ratings: dict[str, int] | None = None, bot: bool = False) -> None:

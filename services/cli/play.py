@@ -78,6 +78,7 @@ def new(
     vacation_days: int | None = typer.Option(
         None, "--vacation-days", help="Correspondence clocks: vacation days each player may take (default 7)."
     ),
+    rated: bool = typer.Option(True, "--rated/--unrated", help="--unrated: the outcome moves no rating."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
     """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
@@ -96,6 +97,8 @@ def new(
     parsed_clock = parse_clock(clock, vacation_days)
     if parsed_clock:
         body["clock"] = parsed_clock
+    if not rated:
+        body["rated"] = False
     answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)
     if as_json:
         _print_json(answer)

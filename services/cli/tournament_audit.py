@@ -9,6 +9,7 @@ from collections.abc import Callable
 import orjson
 
 from games.tournaments import replay
+from games.tournaments.matches import must_end
 from schemas.tournament import DIRECTOR
 from services.common.kafka_read import Record, read_topic
 from services.common.settings import Settings
@@ -18,7 +19,8 @@ def audit_tournaments(
     settings: Settings, results: list[bytes], outcomes: dict[str, set[bytes]], problem: Callable[[str], None]
 ) -> int:
     """Every pairing's match created once, by the tournament service, with the pairing's seats; every
-    played pairing decided as its match's outcome. Returns the number of tournaments checked."""
+    played pairing decided as its match's outcome; every match of a pairing decided without it ended.
+    Returns the number of tournaments checked."""
     try:
         records = read_topic(settings.kafka_bootstrap, settings.topics.tournaments, auth=settings.kafka_auth)
     except LookupError:
@@ -47,6 +49,8 @@ def audit_tournaments(
                 problem(f"{where}: match {match_id} was created {created[match_id]} times")
             if match_id in creators and creators[match_id] != (DIRECTOR, list(pairing.seats)):
                 problem(f"{where}: match {match_id} was created as {creators[match_id]}, not by the pairing")
+            if must_end(pairing) and created[match_id] and not outcomes.get(match_id):
+                problem(f"{where}: match {match_id} still runs after its pairing was decided without it")
             for raw in outcomes.get(match_id, ()):
                 winner = orjson.loads(raw)["outcome"]["winner"]
                 decided = pairing.decided

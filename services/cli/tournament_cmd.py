@@ -50,7 +50,7 @@ def create(
     starts_in: int = typer.Option(300, "--starts-in", help="Seconds from now until it starts."),
     rounds: int | None = typer.Option(None, "--rounds", help="Swiss: the number of rounds."),
     duration: int | None = typer.Option(None, "--duration", help="Arena: its length in seconds (at least 60)."),
-    clock: str | None = typer.Option(None, "--clock", help="Every match's clock, INITIAL_S[+INCREMENT_S], e.g. 300+2."),
+    clock: str | None = typer.Option(None, "--clock", help="Required: INITIAL_S[+INCREMENT_S], e.g. 300+2."),
     bots: bool = typer.Option(False, "--bots/--no-bots", help="May bots enter (the creator enters them)."),
     option: list[str] | None = typer.Option(None, "--option", "-o", metavar="KEY=VALUE", help="A game option."),
     tournament_id: str | None = typer.Option(None, "--id", help="The tournament id (default: a new one)."),

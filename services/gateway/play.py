@@ -58,6 +58,7 @@ class NewMatch(Body):
     creator: PlayerId | None = Field(
         default=None, description="operator only: who creates it (default: the credential's player)"
     )
+    rated: bool = Field(default=True, description="false: an unrated match (its outcome moves no rating)")
 
 
 class JoinRequest(Body):
@@ -213,6 +214,8 @@ async def create_match(
         action["clock"] = body.clock.model_dump()
     if any(invited):
         action["invited"] = invited
+    if not body.rated:
+        action["rated"] = False  # only then: a rated create keeps the bytes it always had
     record = move_record(match_id, body.creator or identity.player, action)
     try:  # the rules' own create, at the door: a create they would refuse is not written to the log
         rules_create(match_id, record["player"], action, record["at"])

@@ -280,6 +280,8 @@ def match_fields(result: dict, settled: bool = False) -> dict[str, str]:
             fields[name] = view[name]
     if view.get("outcome") is not None:
         fields["outcome"] = orjson.dumps(view["outcome"]).decode()
+    if view.get("rated") is False:  # an unrated create or an adjudication (never set back)
+        fields["rated"] = "0"
     return fields
 
 
@@ -396,22 +398,25 @@ def _history_entry(keys: Keys, outcome: dict, seat: int, standing: Standing) -> 
 
 
 #: the match hash's fields an outcome is checked against (`disagreement`)
-FINISHED_FIELDS = ("status", "game", "seats", "outcome", "seq")
+FINISHED_FIELDS = ("status", "game", "seats", "outcome", "seq", "rated")
 
 
 def disagreement(outcome: dict, match: list) -> str:
     """Why an outcome record disagrees with its match as the projection holds it (HMGET of
     FINISHED_FIELDS), "" when it agrees: the match finished, in the same game, with the same players
     in the same seats, the same outcome (winner, reason, scores), the same final seq, and `rated`
-    as the rules say (not aborted, two distinct players). Only a finished match's fields are final."""
-    status, game, seats, finished, seq = (v.decode() if isinstance(v, bytes) else v for v in match)
+    as the rules say (not aborted, not unrated by its create or an adjudication, two distinct
+    players). Only a finished match's fields are final."""
+    status, game, seats, finished, seq, unrated = (v.decode() if isinstance(v, bytes) else v for v in match)
     if status is None:
         return "no such match in the projection"
     if status != "over":
         return f"the match is {status}, not over"
     seats, finished = orjson.loads(seats), orjson.loads(finished) if finished else None
     aborted = isinstance(finished, dict) and finished.get("reason") == "aborted"
-    should_rate = not aborted and isinstance(seats, list) and len(seats) == 2 and seats[0] != seats[1]
+    should_rate = (
+        not aborted and unrated != "0" and isinstance(seats, list) and len(seats) == 2 and seats[0] != seats[1]
+    )
     differs = [
         name
         for name, same in (
@@ -427,7 +432,7 @@ def disagreement(outcome: dict, match: list) -> str:
 
 
 def rated(outcome: dict) -> bool:
-    """Rated matches only count: two distinct players, not aborted (the rules worker's `rated`)."""
+    """Rated matches only count: two distinct players, not aborted, not unrated (the rules worker's `rated`)."""
     players = outcome["players"]
     return bool(outcome.get("rated")) and all(isinstance(p, str) for p in players) and players[0] != players[1]
 

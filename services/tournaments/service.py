@@ -7,6 +7,9 @@ does what the fold asks for (docs/tournaments.md, "The service").
   deterministic event id and match id: writing it again after a restart is answered `duplicate` or
   `match_exists` by the rules worker, never with a second match. The seats are taken at once
   (`match_joined` for both), so the match's clock decides an absent player.
+- A pairing decided without its match being played out (a withdrawal, a forfeit) ends that match:
+  an `adjudicate` record (games.tournaments.adjudicate_record, event id `<match id>:adjudicate`, the
+  same bytes every time: after a restart the rules worker answers `duplicate`, never a second ending).
 - Each tournament match's outcome on `plylog.outcomes` is fed back as a `match_ended` record (event
   id `<match id>:ended`, so a re-read outcome is `duplicate` or `already_decided`). The outcomes
   offset is kept in Redis only once the record is acknowledged: a crash re-reads, never skips.
@@ -28,7 +31,17 @@ from typing import Any
 import orjson
 
 from games.timeutil import from_ms
-from games.tournaments import TournamentState, create_record, read, step, to_create, wake_at
+from games.tournaments import (
+    TournamentState,
+    adjudicate_record,
+    create_record,
+    read,
+    step,
+    to_create,
+    to_end,
+    wake_at,
+)
+from games.tournaments.matches import must_end
 from schemas.tournament import DIRECTOR
 from services.common import redis_client
 from services.common.kafka_produce import Producer
@@ -39,6 +52,9 @@ from services.common.tournament_store import RESULT_TTL_S, TournamentKeys, summa
 log = logging.getLogger("plylog.tournaments")
 TAKE_S = 0.1
 RETICK_MS = 2000
+#: After a restart, the matches of decided pairings are ended again (answered `duplicate`) in the
+#: tournaments still running or ended this recently: a crash between deciding and ending loses none.
+REEND_AFTER_END_MS = 24 * 3600 * 1000
 
 
 class TournamentService:
@@ -48,7 +64,7 @@ class TournamentService:
         self.offsets_key = f"{redis_prefix}tournament-offsets"
         self.states: dict[str, TournamentState] = {}
         self.match_tournament: dict[str, str] = {}  # match id -> its tournament
-        self.sent: set[str] = set()  # create event ids written by this process
+        self.sent: set[str] = set()  # create and adjudicate event ids written by this process
         self.ticked: dict[str, tuple[int, int]] = {}  # tournament -> (wake time, when) of its last tick
         self.caught_up = False
         self.counts: dict[str, int] = {}
@@ -87,9 +103,12 @@ class TournamentService:
 
     async def _caught_up(self) -> None:
         self.caught_up = True
+        now = int(time.time() * 1000)
         for state in self.states.values():
             await self._publish(state)
             await self._create_matches(state)
+            if state.ended_ms is None or now - state.ended_ms < REEND_AFTER_END_MS:
+                await self._end_matches(state, {p.match_id for p in to_end(state)})
         log.info("caught up: %d tournament(s), %d running", len(self.states), self._running())
         if self.ready_file is not None:
             self.ready_file.write_text("ready\n")
@@ -121,6 +140,7 @@ class TournamentService:
         if self.caught_up:
             await self._publish(state)
             await self._create_matches(state)
+            await self._end_matches(state, _decided_now(result))
 
     async def _publish(self, state: TournamentState) -> None:
         view = view_of(state)
@@ -147,14 +167,29 @@ class TournamentService:
             self.counts["matches"] = self.counts.get("matches", 0) + 1
             log.info("%s: match %s for %s", state.tournament_id, pairing.match_id, " v ".join(pairing.seats))
 
+    async def _end_matches(self, state: TournamentState, match_ids: set[str]) -> None:
+        """End the matches of `match_ids`' pairings if they were decided without being played out
+        (once per process; again after a restart: `duplicate`). A pairing decided as it was paired
+        never had a match: its record is refused `unknown_match`, which changes nothing."""
+        for pairing in state.pairings:
+            record = None
+            if pairing.match_id in match_ids and must_end(pairing):
+                record = adjudicate_record(pairing)
+            if record is None or record["event_id"] in self.sent:
+                continue
+            await self.producer.send(self.settings.topics.moves, orjson.dumps(record), key=pairing.match_id.encode())
+            self.sent.add(record["event_id"])
+            self.counts["ended"] = self.counts.get("ended", 0) + 1
+            log.info("%s: match %s ended (%s)", state.tournament_id, pairing.match_id, record["action"]["reason"])
+
     async def _outcomes(self) -> None:
         records, position = await asyncio.to_thread(self.outcome_reader.take, 500, TAKE_S)
         for record in records:
             outcome = _json(record.value)
             match_id = outcome.get("match_id") if outcome else None
             tid = self.match_tournament.get(match_id) if isinstance(match_id, str) else None
-            if outcome is None or tid is None:
-                continue
+            if outcome is None or tid is None or _decided(self.states.get(tid), str(match_id)):
+                continue  # not a pairing's match, or its pairing decided already (e.g. ended by the service)
             ended = {
                 "type": "match_ended",
                 "match_id": match_id,
@@ -185,6 +220,16 @@ class TournamentService:
             "action": action,
         }
         await self.producer.send(self.settings.topics.tournaments, orjson.dumps(record), key=tid.encode())
+
+
+def _decided_now(result: dict[str, Any]) -> set[str]:
+    return {e["match_id"] for e in result["events"] if e.get("type") == "pairing_decided"}
+
+
+def _decided(state: TournamentState | None, match_id: str) -> bool:
+    """The fold would refuse this match's outcome as `already_decided`: no need to write it."""
+    pairing = state.pairing(match_id) if state is not None else None
+    return pairing is not None and pairing.decided is not None
 
 
 def _new_pairings(result: dict[str, Any]) -> int:

@@ -146,6 +146,41 @@ def test_nobody_plays_or_loses_a_rated_match_for_someone_else(stack):
     assert played[2]["status"] == "active"
 
 
+def test_only_the_creator_operator_ends_a_match_it_created_and_nobody_takes_its_id(stack):
+    """A tournament's match (created by plylog-tournaments, its players seated): neither of its players
+    nor anyone else may `adjudicate` it through the gateway (the result is rejected `forbidden`), and no
+    guest may call themselves `plylog-tournaments`."""
+    taken = stack.http.post("/v1/players", json={"name": "plylog-tournaments"})
+    assert taken.status_code == 422, taken.text
+    created = stack.http.post(
+        "/v1/matches",
+        headers=operator(),
+        json={"game": "strands", "seats": ["kim", "lou"], "options": STRANDS, "creator": "plylog-tournaments"},
+    ).json()
+    match_id = created["match_id"]
+    for seat, token in enumerate(created["tokens"]):
+        answer = stack.http.post(
+            f"/v1/matches/{match_id}/actions?wait=true",
+            headers=auth(token),
+            json={"action": {"type": "adjudicate", "winner": seat, "reason": "forfeit"}},
+        ).json()
+        assert answer["status"] == "rejected" and answer["reason"]["code"] == "forbidden", answer
+        assert "plylog-tournaments" in answer["reason"]["message"]
+    assert stack.http.get(f"/v1/matches/{match_id}").json()["status"] == "active"
+
+
+def test_a_guest_creates_an_unrated_match(stack):
+    ann, ben = guest(stack, "ann"), guest(stack, "ben")
+    match_id, tokens, view = a_match_of(stack, ann, ben, rated=False)
+    assert view["rated"] is False
+    answer = stack.http.post(
+        f"/v1/matches/{match_id}/actions?wait=true", headers=auth(tokens[0]), json={"action": {"type": "resign"}}
+    ).json()
+    assert answer["status"] == "accepted" and answer["view"]["rated"] is False
+    _, _, rated_view = a_match_of(stack, ann, ben)
+    assert "rated" not in rated_view
+
+
 def test_the_operator_vouches_for_named_players_and_gets_their_tokens(stack):
     created = stack.http.post(
         "/v1/matches", headers=operator(), json={"game": "strands", "seats": ["ivy", "jon"], "options": STRANDS}

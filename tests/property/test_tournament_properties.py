@@ -23,7 +23,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from games.tournaments import evolve, read, step
+from games.tournaments import create_record, evolve, read, step
 from games.tournaments.matching import best_pairing
 from games.tournaments.state import TournamentState
 from games.tournaments.swiss import BYE, violates_colour_limit
@@ -237,3 +237,36 @@ def _perfect_matchings(nodes):
     for i, other in enumerate(tail):
         for rest in _perfect_matchings(tail[:i] + tail[i + 1 :]):
             yield [(head, other), *rest]
+
+
+FORMAT_SETTINGS = {
+    "swiss": {"rounds": 3},
+    "round_robin": {"cycles": 2},
+    "knockout": {"draw_replays": 2},
+    "arena": {"duration_s": 600},
+}
+clocks = st.one_of(
+    st.builds(lambda i, inc: {"initial_s": i, "increment_s": inc}, st.integers(1, 3600), st.integers(0, 60)),
+    st.builds(lambda d: {"kind": "correspondence", "days_per_move": d}, st.sampled_from([1, 2, 3, 5, 7, 14])),
+)
+
+
+@SETTINGS
+@given(format_=st.sampled_from(sorted(FORMAT_SETTINGS)), clock=st.none() | clocks, rated=st.booleans())
+def test_a_tournament_is_created_only_with_a_clock_and_every_match_carries_it(format_, clock, rated):
+    """The clock decides a player who never comes (docs/tournaments.md, "Players who leave"): no
+    tournament exists without one, and every match of one has it (and the tournament's `rated`)."""
+    t = Tourney()
+    extra = {} if clock is None else {"clock": clock}
+    action = {"type": "create", "name": "c", "format": format_, "game": "strands", **FORMAT_SETTINGS[format_]}
+    result = t.submit("alice", {**action, **extra, "rated": rated, "starts_at": "2023-11-14T22:14:20Z"})
+    if clock is None:
+        assert result["status"] == "rejected" and result["reason"]["code"] == "illegal" and t.state is None
+        return
+    assert result["status"] == "accepted", result["reason"]
+    t.register("a", "b", "c")
+    t.start()
+    for pairing in t.pending():
+        created = create_record(t.state, pairing)["action"]
+        assert {key: created["clock"][key] for key in clock} == clock
+        assert created.get("rated", True) is rated

@@ -19,6 +19,7 @@ from services.projector.plan import (
     deadline,
     decode,
     disagreement,
+    match_fields,
     needs,
     plan,
     player_fields,
@@ -340,12 +341,12 @@ def test_take_fetched_waits_for_the_first_record_only():
     assert take_fetched(idle, 10, 0.2) == [] and idle.calls == [("poll", 0.2)]
 
 
-def finished(status="over", game="strands", seats=("alice", "bob"), winner=1, reason="x", seq=9) -> list:
-    """A match hash's FINISHED_FIELDS as HMGET gives them."""
+def finished(status="over", game="strands", seats=("alice", "bob"), winner=1, reason="x", seq=9, rated=None) -> list:
+    """A match hash's FINISHED_FIELDS as HMGET gives them (`rated`: b"0" for an unrated match)."""
     if status is None:
-        return [None] * 5
+        return [None] * 6
     done = orjson.dumps({"winner": winner, "reason": reason, "scores": None}) if status == "over" else None
-    return [status.encode(), game.encode(), orjson.dumps(list(seats)), done, str(seq).encode()]
+    return [status.encode(), game.encode(), orjson.dumps(list(seats)), done, str(seq).encode(), rated]
 
 
 def test_an_outcome_agrees_only_with_the_match_it_claims_to_have_finished():
@@ -359,7 +360,19 @@ def test_an_outcome_agrees_only_with_the_match_it_claims_to_have_finished():
     assert "game" in disagreement(claim, finished(game="mana"))
     assert "seq" in disagreement(claim, finished(seq=12))
     assert "rated" in disagreement(claim, finished(reason="aborted"))  # aborted matches are not rated
+    assert "rated" in disagreement(claim, finished(rated=b"0"))  # nor unrated ones: a rated claim is refused
+    assert disagreement({**claim, "rated": False}, finished(rated=b"0")) == ""
     assert disagreement({**claim, "reason": None}, finished()) == ""  # fields the check does not name
+
+
+def test_an_unrated_match_keeps_its_flag_in_the_match_hash_and_a_rated_one_adds_no_field():
+    match = Replayer()
+    create = {"type": "create", "game": "strands", "seats": ["alice", "bob"], "options": SIDE2}
+    rated = match.feed(record("r1", "alice", create, 0)).result
+    unrated = match.feed(record("u1", "alice", {**create, "rated": False}, 0)).result
+    assert "rated" not in match_fields(rated) and match_fields(unrated)["rated"] == "0"
+    ended = match.feed(record("u1", "alice", {"type": "resign"}, 1))
+    assert match_fields(ended.result)["rated"] == "0" and ended.outcome["rated"] is False
 
 
 def test_a_refused_outcome_changes_nothing_and_is_counted_even_after_the_true_one():

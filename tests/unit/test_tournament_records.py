@@ -20,7 +20,14 @@ from schemas.tournament import DIRECTOR, TOURNAMENT_REJECTION_MEANINGS, Tourname
 from tests.schema_check import check
 from tests.tournament_support import START, T0, Tourney
 
-SWISS = {"type": "create", "name": "Cup", "format": "swiss", "game": "strands", "starts_at": from_ms(START)}
+SWISS = {
+    "type": "create",
+    "name": "Cup",
+    "format": "swiss",
+    "game": "strands",
+    "starts_at": from_ms(START),
+    "clock": {"initial_s": 300},
+}
 
 
 def test_every_reason_code_has_a_meaning():
@@ -49,12 +56,32 @@ def test_create_fills_every_default_and_keeps_the_checked_game_options():
         ({"rounds": 3, "max_players": 200}, "at most 128"),
         ({"rounds": 3, "game": "mastermind", "options": {"rounds": 3}}, "rounds must be even"),
         ({"rounds": 3, "starts_at": from_ms(T0)}, "is not after the create"),
+        ({"rounds": 3, "clock": None}, "a tournament needs a clock"),
     ],
 )
 def test_create_refuses_settings_that_do_not_fit_the_format_or_the_game(change, words):
     t = Tourney()
     assert words in t.rejected("alice", {**SWISS, **change}, "illegal", at=T0)
     assert t.state is None
+
+
+def test_a_tournament_without_a_clock_is_refused_and_says_what_to_add():
+    """Nothing else decides a player who never comes or stops moving (docs/tournaments.md, "Players who leave")."""
+    t = Tourney()
+    no_clock = {key: value for key, value in SWISS.items() if key != "clock"}
+    message = t.rejected("alice", {**no_clock, "rounds": 3}, "illegal", at=T0)
+    assert '"initial_s"' in message and "correspondence" in message and t.state is None
+
+
+def test_a_correspondence_clock_is_a_clock_every_match_gets():
+    t = Tourney()
+    days = {"kind": "correspondence", "days_per_move": 3}
+    t.create("knockout", clock=days)
+    t.register("a", "b")
+    t.start()
+    record = create_record(t.state, t.pending()[0])
+    assert record["action"]["clock"] == {**days, "vacation_days": 7}
+    assert Replayer().feed(orjson.dumps(record)).state.clock is not None
 
 
 def test_create_checks_types_and_ids_as_the_schema_says():
@@ -263,6 +290,21 @@ def test_match_ids_and_create_records_are_derived_from_tournament_round_and_boar
     invited = create_record(t.state, pairing, invite=True)["action"]
     assert invited["seats"] == [None, None] and invited["invited"] == list(pairing.seats)
     assert Replayer().feed(orjson.dumps({**record, "action": invited})).state.status == "waiting"
+
+
+def test_an_unrated_tournament_creates_unrated_matches_and_a_rated_one_rated_matches():
+    for rated in (False, True):
+        t = Tourney()
+        t.create("knockout", clock={"initial_s": 60}, rated=rated)
+        t.register("a", "b")
+        t.start()
+        record = create_record(t.state, t.pending()[0])
+        assert record["action"].get("rated", True) is rated and ("rated" in record["action"]) is not rated
+        replayer = Replayer()
+        created = replayer.feed(orjson.dumps(record))
+        resign = {**record, "event_id": "r", "player": record["action"]["seats"][0], "action": {"type": "resign"}}
+        ended = replayer.feed(orjson.dumps(resign))
+        assert created.state.rated is rated and ended.outcome["rated"] is rated
 
 
 def test_wake_at_names_the_next_moment_a_tick_matters():
