@@ -7,7 +7,7 @@ correspondence seek and bob accepts it; each move tells the other (a signed webh
 once) and the mover nothing; the notifier is SIGKILLed between two moves and a move is made while it
 is down; bob takes a vacation on his turn and his clock stops, then comes back and it runs again; a
 second match of theirs, written with back-dated `at` (days cannot pass in a test), is ended by the
-timekeeper, and both are told `match_over`. What arrives is compared, delivery id by delivery id,
+timekeeper while the notifier is down again, and both are told `match_over` after its restart. What arrives is compared, delivery id by delivery id,
 with what the pure notifier rules make of the log."""
 
 from __future__ import annotations
