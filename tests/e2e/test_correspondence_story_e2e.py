@@ -7,8 +7,9 @@ correspondence seek and bob accepts it; each move tells the other (a signed webh
 once) and the mover nothing; the notifier is SIGKILLed between two moves and a move is made while it
 is down; bob takes a vacation on his turn and his clock stops, then comes back and it runs again; a
 second match of theirs, written with back-dated `at` (days cannot pass in a test), is ended by the
-timekeeper while the notifier is down again, and both are told `match_over` after its restart. What arrives is compared, delivery id by delivery id,
-with what the pure notifier rules make of the log."""
+timekeeper while the notifier is down again, and both are told `match_over` after its restart.
+What arrives is compared, delivery id by delivery id, with what the pure notifier rules make of
+the log."""
 
 from __future__ import annotations
 
@@ -259,6 +260,9 @@ def _agree_a_match(story: Story) -> str:
     match_id = made["match_id"]
     wait_until(lambda: stack.http.get(f"/v1/matches/{match_id}").status_code == 200, what="the match's view")
     wait_until(lambda: match_id in stack.creates(), what="the create on the results")
+    for player in (alice, bob):
+        listed = lambda p=player: [row["match_id"] for row in _games(stack, p)["matches"]]  # noqa: E731
+        wait_until(lambda m=listed: m() == [match_id], what="the match in my games")
     assert stack.creates() == Counter({match_id: 1})
     return match_id
 
