@@ -18,7 +18,7 @@ from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
 from .registry import get_game
 from .timeutil import to_ms
-from .vacation import end_vacation, evolve_vacation, take_vacation, why_not_timed_out
+from .vacation import end_vacation, evolve_vacation, take_vacation, vacation_days, why_not_timed_out
 
 TIMEKEEPER = "plylog-timekeeper"
 #: Player ids of plylog's own services (the gateway gives them to nobody else).
@@ -123,10 +123,14 @@ def execute(
 def check_action(game: str, action: dict[str, Any]) -> None:
     """The checks the fold makes of an action's shape whatever the match's position, for a door
     that refuses early what the rules would refuse anyway: a lifecycle action is its `type` alone, a
-    game action one of `game`'s action models (a create: `create_match`). Raises Rejected."""
+    game action one of `game`'s action models (a create: `create_match`; a vacation: its days; an
+    adjudication: its winner and reason).
+    Raises Rejected."""
     kind = action.get("type")
     if kind == "adjudicate":
         _parse_adjudicate(action)
+    elif kind == "vacation":
+        vacation_days(action)
     elif kind in LIFECYCLE_TYPES and kind != "create":
         _only_type(action)
     else:

@@ -40,12 +40,18 @@ def _days_clock(state: ClockedMatch) -> DaysClock:
     return state.clock
 
 
-def take_vacation(state: ClockedMatch, seat: int, action: dict[str, Any], at: str) -> Event:
-    """The `vacation_started` event of `seat` asking for `action["days"]` days at `at` (or Rejected)."""
+def vacation_days(action: dict[str, Any]) -> int:
+    """The days a vacation action asks for; Rejected `malformed` when it is not of the Vacation shape
+    (whatever the position: the gateway's door refuses it with this too)."""
     try:
-        days = Vacation.model_validate(action).days
+        return Vacation.model_validate(action).days
     except ValidationError as error:
         raise Rejected("malformed", describe_validation_error(error, "vacation action")) from None
+
+
+def take_vacation(state: ClockedMatch, seat: int, action: dict[str, Any], at: str) -> Event:
+    """The `vacation_started` event of `seat` asking for `action["days"]` days at `at` (or Rejected)."""
+    days = vacation_days(action)
     clock, now = _days_clock(state), to_ms(at)
     until = clock.paused(seat, now)
     if until is not None:

@@ -80,6 +80,9 @@ class Notifier:
 
     async def run(self, stop: asyncio.Event, on_ready: Callable[[], None] = lambda: None) -> None:
         starts = await self.reader.start([self.topics.results, self.topics.outcomes], await self.outbox.offsets())
+        # Every partition's start is kept at once, not with its first record: a partition read from its
+        # end (no offset yet) is read from there after a crash, not from its end then (losing what came).
+        await self.outbox.enqueue([], starts, {}, _now_ms())
         released = await self.outbox.release(_now_ms())
         log.info("reading %d partitions; %d deliveries a previous run held are due again", len(starts), released)
         on_ready()

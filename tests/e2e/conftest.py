@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from .gateway_stack import running_stack
+from .notify_support import http_receiver as receiving
+from .notify_support import smtp_mailbox
 
 PARTITIONS = 3
 
@@ -25,3 +27,17 @@ def stack(kafka_bootstrap, redis_url, tmp_path_factory):
         PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
     ) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def http_receiver():
+    """A webhook receiver in this process: (its base URL, what it received)."""
+    with receiving() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def mailbox():
+    """An SMTP server in this process: (its port, the Mailbox)."""
+    with smtp_mailbox() as box:
+        yield box

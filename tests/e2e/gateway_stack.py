@@ -7,18 +7,21 @@ import contextlib
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import redis
 
 from bench.procs import Service, free_port
 from services.cli._api import parse_sse
 from services.cli.audit import audit
 from services.common import kafka_admin
+from services.common.kafka_read import read_topic
 from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
 from tests.integration.harness import rules_worker
@@ -92,6 +95,15 @@ class RunningStack:
         response.raise_for_status()
         return response.json()
 
+    def creates(self) -> Counter[str]:
+        """Per match id, how many create results the rules accepted as new (not `duplicate`)."""
+        counts: Counter[str] = Counter()
+        for record in read_topic(self.bootstrap, self.topics.results):
+            result = orjson.loads(record.value)
+            if str(result.get("event_id", "")).endswith(":create") and result["status"] == "accepted":
+                counts[result["match_id"]] += 0 if result.get("duplicate") else 1
+        return counts
+
 
 @contextlib.contextmanager
 def running_stack(
@@ -162,6 +174,13 @@ def operator() -> dict[str, str]:
 
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def guest(stack: RunningStack, name: str) -> tuple[str, dict[str, str]]:
+    """A guest player of the gateway: its id and the headers that carry its credential."""
+    answer = stack.http.post("/v1/players", json={"name": name})
+    assert answer.status_code == 201, answer.text
+    return answer.json()["player"], auth(answer.json()["token"])
 
 
 @dataclass

@@ -5,117 +5,38 @@ records to plylog.moves; what arrives is compared with what the pure rules say s
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import socket
 import threading
 import time
 import uuid
 from collections import Counter
-from email import message_from_bytes
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import orjson
 import pytest
-from aiosmtpd.controller import Controller
 
-from bench.procs import Service, free_port
+from bench.procs import free_port
 from games.playout import random_playout_records
 from services.notifier import rules
 from tests.integration.harness import produce
 from tests.support import record
 
-from .gateway_stack import auth, running_stack
+from .gateway_stack import guest, running_stack
+from .notify_support import hooks, mails, notifier_on, register_endpoint, verified, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 ONE_DAY = {"kind": "correspondence", "days_per_move": 1, "vacation_days": 7}
 OPTIONS = {"layout": "small-4"}
 
 
-class Receiver(BaseHTTPRequestHandler):
-    """Records every POST; answers 200, or 503 under /dead/."""
-
-    received: list[tuple[str, dict[str, str], bytes]]
-    lock = threading.Lock()
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        with self.lock:
-            self.received.append((self.path, dict(self.headers.items()), body))
-        self.send_response(503 if self.path.startswith("/dead/") else 200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-class Mailbox:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-
-    async def handle_DATA(self, server, session, envelope) -> str:
-        self.messages.append(message_from_bytes(envelope.content))
-        return "250 OK"
-
-
-@pytest.fixture(scope="module")
-def http_receiver():
-    Receiver.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", Receiver.received
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def mailbox():
-    box = Mailbox()
-    controller = Controller(box, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    yield controller.port, box
-    controller.stop()
-
-
 @pytest.fixture(scope="module")
 def world(kafka_bootstrap, redis_url, tmp_path_factory, mailbox):
     home = tmp_path_factory.mktemp("notify")
-    with running_stack(kafka_bootstrap, redis_url, home, "notify", 3, PLYLOG_NOTIFY_ALLOW_PRIVATE="1") as stack:
-        env = {
-            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
-            "REDIS_URL": redis_url,
-            "PLYLOG_REDIS_PREFIX": stack.keys.prefix,
-            "PLYLOG_NOTIFY_ALLOW_PRIVATE": "1",
-            "PLYLOG_SMTP_HOST": "127.0.0.1",
-            "PLYLOG_SMTP_PORT": str(mailbox[0]),
-            "PLYLOG_SMTP_FROM": "plylog <plylog@example.org>",
-            "PLYLOG_NOTIFY_BACKOFF_S": "0.05",
-            "PLYLOG_NOTIFY_BACKOFF_CAP_S": "0.2",
-            "PLYLOG_NOTIFY_MAX_ATTEMPTS": "3",
-            "PLYLOG_NOTIFY_LEASE_S": "5",
-        }
-        notifier = Service("notifier", "services.notifier", (), env, home)
-        notifier.start().wait_ready(timeout=90)
-        try:
-            yield stack, notifier
-        finally:
-            notifier.stop()
-
-
-def _player(stack, name: str) -> tuple[str, dict[str, str]]:
-    answer = stack.http.post("/v1/players", json={"name": name})
-    assert answer.status_code == 201, answer.text
-    return answer.json()["player"], auth(answer.json()["token"])
-
-
-def _endpoint(stack, headers: dict[str, str], **body: Any) -> dict[str, Any]:
-    answer = stack.http.post("/v1/notifications/endpoints", json=body, headers=headers)
-    assert answer.status_code == 201, answer.text
-    return answer.json()
+    with (
+        running_stack(kafka_bootstrap, redis_url, home, "notify", 3, PLYLOG_NOTIFY_ALLOW_PRIVATE="1") as stack,
+        notifier_on(stack, home, mailbox[0]) as notifier,
+    ):
+        yield stack, notifier
 
 
 def _play(bootstrap: str, topic: str, players: tuple[str, str], seed: int, pace_s: float = 0.0) -> dict[str, Any]:
@@ -139,37 +60,14 @@ def _play(bootstrap: str, topic: str, players: tuple[str, str], seed: int, pace_
     return {"match_id": match_id, "expected": expected}
 
 
-def _wait(condition, timeout: float = 120.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(0.2)
-
-
-def _hooks(received, path: str) -> list[tuple[dict[str, str], bytes]]:
-    return [(headers, body) for p, headers, body in list(received) if p == path]
-
-
-def _mails(box: Mailbox, address: str) -> list[Any]:
-    return [m for m in list(box.messages) if m["To"] == address]
-
-
-def _verified(secret: str, headers: dict[str, str], body: bytes) -> bool:
-    """The check docs/notifications.md gives (three lines)."""
-    t, v1 = (part.split("=", 1)[1] for part in headers["Plylog-Signature"].split(","))
-    expected = hmac.new(secret.encode(), f"{t}.".encode() + body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, v1) and abs(time.time() - int(t)) < 300
-
-
 def test_each_move_sends_the_opponent_a_signed_webhook_and_an_email(world, http_receiver, mailbox):
     stack, _ = world
     base, received = http_receiver
-    ann, ann_auth = _player(stack, "ann")
-    bob, bob_auth = _player(stack, "bob")
-    ann_hook = _endpoint(stack, ann_auth, channel="webhook", url=f"{base}/ok/{ann}")
-    bob_hook = _endpoint(stack, bob_auth, channel="webhook", url=f"{base}/ok/{bob}")
-    _endpoint(stack, bob_auth, channel="email", address="bob@example.org")
+    ann, ann_auth = guest(stack, "ann")
+    bob, bob_auth = guest(stack, "bob")
+    ann_hook = register_endpoint(stack, ann_auth, channel="webhook", url=f"{base}/ok/{ann}")
+    bob_hook = register_endpoint(stack, bob_auth, channel="webhook", url=f"{base}/ok/{bob}")
+    register_endpoint(stack, bob_auth, channel="email", address="bob@example.org")
     assert "secret" not in stack.http.get("/v1/notifications/endpoints", headers=bob_auth).json()["endpoints"][0]
 
     played = _play(stack.bootstrap, stack.topics.moves, (ann, bob), seed=3)
@@ -177,25 +75,25 @@ def test_each_move_sends_the_opponent_a_signed_webhook_and_an_email(world, http_
     assert len(expected[bob]) >= 3
 
     def ids(path: str) -> list[str]:
-        return [h["Plylog-Notification"] for h, _ in _hooks(received, path)]
+        return [h["Plylog-Notification"] for h, _ in hooks(received, path)]
 
-    _wait(lambda: set(ids(f"/ok/{bob}")) >= expected[bob], what="bob's webhooks")
-    _wait(lambda: set(ids(f"/ok/{ann}")) >= expected[ann], what="ann's webhooks")
-    mail_ids = lambda: [m["Plylog-Notification"] for m in _mails(mailbox[1], "bob@example.org")]  # noqa: E731
-    _wait(lambda: set(mail_ids()) >= expected[bob], what="bob's e-mails")
+    wait_until(lambda: set(ids(f"/ok/{bob}")) >= expected[bob], what="bob's webhooks")
+    wait_until(lambda: set(ids(f"/ok/{ann}")) >= expected[ann], what="ann's webhooks")
+    mail_ids = lambda: [m["Plylog-Notification"] for m in mails(mailbox[1], "bob@example.org")]  # noqa: E731
+    wait_until(lambda: set(mail_ids()) >= expected[bob], what="bob's e-mails")
     time.sleep(1.0)  # anything extra would arrive now
     assert sorted(ids(f"/ok/{bob}")) == sorted(expected[bob])  # each once, nothing else
     assert sorted(ids(f"/ok/{ann}")) == sorted(expected[ann])
     assert sorted(mail_ids()) == sorted(expected[bob])
-    for headers, body in _hooks(received, f"/ok/{bob}"):
-        assert _verified(bob_hook["secret"], headers, body)
-        assert not _verified(ann_hook["secret"], headers, body)
+    for headers, body in hooks(received, f"/ok/{bob}"):
+        assert verified(bob_hook["secret"], headers, body)
+        assert not verified(ann_hook["secret"], headers, body)
         payload = orjson.loads(body)
         assert payload["player"] == bob and payload["match_id"] == played["match_id"]
         assert payload["kind"] in ("your_move", "match_over") and payload["id"] == headers["Plylog-Notification"]
-    over = [orjson.loads(b) for _, b in _hooks(received, f"/ok/{bob}") if orjson.loads(b)["kind"] == "match_over"]
+    over = [orjson.loads(b) for _, b in hooks(received, f"/ok/{bob}") if orjson.loads(b)["kind"] == "match_over"]
     assert len(over) == 1 and over[0]["details"]["result"] in ("won", "lost", "draw")
-    assert any(m["Subject"].startswith("Your move in strands") for m in _mails(mailbox[1], "bob@example.org"))
+    assert any(m["Subject"].startswith("Your move in strands") for m in mails(mailbox[1], "bob@example.org"))
 
 
 def test_an_invitation_and_a_clock_running_low_are_told(world, http_receiver):
@@ -203,9 +101,9 @@ def test_an_invitation_and_a_clock_running_low_are_told(world, http_receiver):
     times are 20 hours in the past) sends `clock_low` at once, with the deadline."""
     stack, _ = world
     base, received = http_receiver
-    nia, _ = _player(stack, "nia")
-    oto, oto_auth = _player(stack, "oto")
-    _endpoint(stack, oto_auth, channel="webhook", url=f"{base}/ok/{oto}")
+    nia, _ = guest(stack, "nia")
+    oto, oto_auth = guest(stack, "oto")
+    register_endpoint(stack, oto_auth, channel="webhook", url=f"{base}/ok/{oto}")
     invite = f"i{uuid.uuid4().hex[:10]}"
     create = {"type": "create", "game": "strands", "seats": [nia, None], "invited": [None, oto], "options": OPTIONS}
     produce(stack.bootstrap, stack.topics.moves, [(invite.encode(), record(invite, nia, create, 0, at_ms=_ms()))])
@@ -219,9 +117,9 @@ def test_an_invitation_and_a_clock_running_low_are_told(world, http_receiver):
     produce(stack.bootstrap, stack.topics.moves, [(late.encode(), raw) for raw, _ in first_two])
 
     def kinds() -> dict[str, dict[str, Any]]:
-        return {orjson.loads(b)["kind"]: orjson.loads(b) for _, b in _hooks(received, f"/ok/{oto}")}
+        return {orjson.loads(b)["kind"]: orjson.loads(b) for _, b in hooks(received, f"/ok/{oto}")}
 
-    _wait(lambda: {"invited", "your_move", "clock_low"} <= set(kinds()), what="oto's three notifications")
+    wait_until(lambda: {"invited", "your_move", "clock_low"} <= set(kinds()), what="oto's three notifications")
     assert kinds()["invited"]["match_id"] == invite and kinds()["invited"]["details"] == {"seat": 1, "by": nia}
     low = kinds()["clock_low"]
     assert low["id"] == reminder[0].id and low["details"]["deadline_ms"] == reminder[0].details["deadline_ms"]
@@ -234,25 +132,25 @@ def _ms() -> int:
 def test_preferences_choose_kinds_and_channels(world, http_receiver, mailbox):
     stack, _ = world
     base, received = http_receiver
-    cy, cy_auth = _player(stack, "cy")
-    dee, _ = _player(stack, "dee")
-    _endpoint(stack, cy_auth, channel="webhook", url=f"{base}/ok/{cy}")
-    _endpoint(stack, cy_auth, channel="email", address="cy@example.org")
+    cy, cy_auth = guest(stack, "cy")
+    dee, _ = guest(stack, "dee")
+    register_endpoint(stack, cy_auth, channel="webhook", url=f"{base}/ok/{cy}")
+    register_endpoint(stack, cy_auth, channel="email", address="cy@example.org")
     answer = stack.http.put(
         "/v1/notifications/preferences", json={"kinds": ["match_over"], "channels": ["webhook"]}, headers=cy_auth
     )
     assert answer.status_code == 200 and answer.json() == {"kinds": ["match_over"], "channels": ["webhook"]}
     _play(stack.bootstrap, stack.topics.moves, (cy, dee), seed=5)
-    _wait(lambda: any(orjson.loads(b)["kind"] == "match_over" for _, b in _hooks(received, f"/ok/{cy}")))
+    wait_until(lambda: any(orjson.loads(b)["kind"] == "match_over" for _, b in hooks(received, f"/ok/{cy}")))
     time.sleep(1.0)
-    assert [orjson.loads(b)["kind"] for _, b in _hooks(received, f"/ok/{cy}")] == ["match_over"]
-    assert _mails(mailbox[1], "cy@example.org") == []
+    assert [orjson.loads(b)["kind"] for _, b in hooks(received, f"/ok/{cy}")] == ["match_over"]
+    assert mails(mailbox[1], "cy@example.org") == []
 
 
 def test_endpoints_are_bounded_and_checked(world, http_receiver):
     stack, _ = world
     base, _ = http_receiver
-    _, eve = _player(stack, "eve")
+    _, eve = guest(stack, "eve")
     post = lambda **body: stack.http.post("/v1/notifications/endpoints", json=body, headers=eve)  # noqa: E731
     assert post(channel="webhook", url="http://127.0.0.1/").status_code == 201  # allowed here (private allowed)
     gateway_port = stack.url.rsplit(":", 1)[1]
@@ -274,34 +172,35 @@ def test_endpoints_are_bounded_and_checked(world, http_receiver):
 def test_a_dead_endpoint_ends_as_dead_letters_with_the_reason_while_results_flow(world, http_receiver):
     stack, _ = world
     base, received = http_receiver
-    fay, fay_auth = _player(stack, "fay")
-    gus, gus_auth = _player(stack, "gus")
-    _endpoint(stack, fay_auth, channel="webhook", url=f"{base}/dead/{fay}")
+    fay, fay_auth = guest(stack, "fay")
+    gus, gus_auth = guest(stack, "gus")
+    register_endpoint(stack, fay_auth, channel="webhook", url=f"{base}/dead/{fay}")
     closed = free_port()  # nothing listens there
-    _endpoint(stack, fay_auth, channel="webhook", url=f"http://127.0.0.1:{closed}/hook")
-    _endpoint(stack, gus_auth, channel="webhook", url=f"{base}/ok/{gus}")
+    register_endpoint(stack, fay_auth, channel="webhook", url=f"http://127.0.0.1:{closed}/hook")
+    register_endpoint(stack, gus_auth, channel="webhook", url=f"{base}/ok/{gus}")
     played = _play(stack.bootstrap, stack.topics.moves, (fay, gus), seed=7)
     view = lambda: stack.http.get(f"/v1/matches/{played['match_id']}")  # noqa: E731
-    _wait(lambda: view().status_code == 200 and view().json()["status"] == "over", what="the match over in the views")
-    gus_ids = lambda: {h["Plylog-Notification"] for h, _ in _hooks(received, f"/ok/{gus}")}  # noqa: E731
-    _wait(lambda: gus_ids() >= played["expected"][gus], what="gus's webhooks")
+    over = lambda: view().status_code == 200 and view().json()["status"] == "over"  # noqa: E731
+    wait_until(over, what="the match over in the views")
+    gus_ids = lambda: {h["Plylog-Notification"] for h, _ in hooks(received, f"/ok/{gus}")}  # noqa: E731
+    wait_until(lambda: gus_ids() >= played["expected"][gus], what="gus's webhooks")
     wanted = 2 * len(played["expected"][fay])
 
     def letters() -> list[dict[str, Any]]:
         answer = stack.http.get("/v1/notifications/deadletters", params={"limit": 200}, headers=fay_auth)
         return answer.json()["dead_letters"]
 
-    _wait(lambda: len(letters()) >= wanted, what=f"{wanted} dead letters")
+    wait_until(lambda: len(letters()) >= wanted, what=f"{wanted} dead letters")
     found = letters()
     assert {d["notification"] for d in found} == played["expected"][fay]
     reasons = Counter(d["reason"].split(" (after")[0] for d in found)
     assert reasons["HTTP 503"] == len(played["expected"][fay]), reasons
     assert sum(n for r, n in reasons.items() if r.startswith("http: Connect")) == len(played["expected"][fay])
     assert all(d["attempts"] == 3 for d in found)
-    assert len(_hooks(received, f"/dead/{fay}")) == 3 * len(played["expected"][fay])  # tried 3 times each
+    assert len(hooks(received, f"/dead/{fay}")) == 3 * len(played["expected"][fay])  # tried 3 times each
 
 
-def test_a_silent_endpoints_queue_holds_up_no_other_endpoint(world, http_receiver):
+def test_a_silent_endpoints_queue_holds_up_no_otherregister_endpoint(world, http_receiver):
     """An endpoint that takes connections and never answers (each attempt waits out the timeout)
     has a long queue; another player's deliveries still go at once, not after that queue."""
     stack, _ = world
@@ -310,10 +209,10 @@ def test_a_silent_endpoints_queue_holds_up_no_other_endpoint(world, http_receive
     silent.bind(("127.0.0.1", 0))
     silent.listen(1024)  # never accepted: connections complete, requests are never answered
     try:
-        lou, lou_auth = _player(stack, "lou")
-        max_, max_auth = _player(stack, "max")
-        hook = _endpoint(stack, lou_auth, channel="webhook", url=f"http://127.0.0.1:{silent.getsockname()[1]}/")
-        _endpoint(stack, max_auth, channel="webhook", url=f"{base}/ok/{max_}")
+        lou, lou_auth = guest(stack, "lou")
+        max_, max_auth = guest(stack, "max")
+        hook = register_endpoint(stack, lou_auth, channel="webhook", url=f"http://127.0.0.1:{silent.getsockname()[1]}/")
+        register_endpoint(stack, max_auth, channel="webhook", url=f"{base}/ok/{max_}")
         waiting = 0
         for seed in range(24):
             waiting += len(
@@ -321,10 +220,10 @@ def test_a_silent_endpoints_queue_holds_up_no_other_endpoint(world, http_receive
             )
         pending = f"{stack.keys.prefix}notify:{{notify}}:pending"
         client = stack.redis()
-        _wait(lambda: int(client.hget(pending, hook["id"]) or 0) >= waiting - 10, what="lou's queue")
+        wait_until(lambda: int(client.hget(pending, hook["id"]) or 0) >= waiting - 10, what="lou's queue")
         played = _play(stack.bootstrap, stack.topics.moves, (max_, "nobody"), seed=7)
-        ids = lambda: {h["Plylog-Notification"] for h, _ in _hooks(received, f"/ok/{max_}")}  # noqa: E731
-        _wait(lambda: ids() >= played["expected"][max_], timeout=60, what="max's webhooks behind lou's queue")
+        ids = lambda: {h["Plylog-Notification"] for h, _ in hooks(received, f"/ok/{max_}")}  # noqa: E731
+        wait_until(lambda: ids() >= played["expected"][max_], timeout=60, what="max's webhooks behind lou's queue")
         # lou's queue is still long: max's went past it, not after it
         assert int(client.hget(pending, hook["id"]) or 0) > waiting // 2
     finally:
@@ -334,10 +233,10 @@ def test_a_silent_endpoints_queue_holds_up_no_other_endpoint(world, http_receive
 def test_a_notifier_killed_mid_run_sends_nothing_twice_and_loses_nothing(world, http_receiver, mailbox):
     stack, notifier = world
     base, received = http_receiver
-    players = [_player(stack, name) for name in ("hal", "ida", "jon", "kim")]
+    players = [guest(stack, name) for name in ("hal", "ida", "jon", "kim")]
     for player, headers in players:
-        _endpoint(stack, headers, channel="webhook", url=f"{base}/ok/{player}")
-        _endpoint(stack, headers, channel="email", address=f"{player.split('~')[0]}@example.org")
+        register_endpoint(stack, headers, channel="webhook", url=f"{base}/ok/{player}")
+        register_endpoint(stack, headers, channel="email", address=f"{player.split('~')[0]}@example.org")
     (hal, _), (ida, _), (jon, _), (kim, _) = players
     expected: dict[str, set[str]] = {p: set() for p, _ in players}
     done = threading.Event()
@@ -353,7 +252,7 @@ def test_a_notifier_killed_mid_run_sends_nothing_twice_and_loses_nothing(world, 
     thread = threading.Thread(target=play, daemon=True)
     thread.start()
     hooks = lambda: [h for p, h, _ in list(received) if p in {f"/ok/{x}" for x, _ in players}]  # noqa: E731
-    _wait(lambda: len(hooks()) >= 10, what="the first deliveries")
+    wait_until(lambda: len(hooks()) >= 10, what="the first deliveries")
     notifier.kill()  # SIGKILL, mid-run: records still coming, deliveries on their way
     killed_at = len(hooks())
     notifier.start().wait_ready(timeout=90)
@@ -361,8 +260,8 @@ def test_a_notifier_killed_mid_run_sends_nothing_twice_and_loses_nothing(world, 
     assert done.is_set()
     everyone = set().union(*expected.values())
     mails = lambda: [m["Plylog-Notification"] for m in mailbox[1].messages if m["Plylog-Notification"] in everyone]  # noqa: E731
-    _wait(lambda: {h["Plylog-Notification"] for h in hooks()} >= everyone, what="every webhook")
-    _wait(lambda: set(mails()) >= everyone, what="every e-mail")
+    wait_until(lambda: {h["Plylog-Notification"] for h in hooks()} >= everyone, what="every webhook")
+    wait_until(lambda: set(mails()) >= everyone, what="every e-mail")
     time.sleep(1.0)
     by_delivery = Counter(h["Plylog-Delivery"] for h in hooks())
     repeated = {d: n for d, n in by_delivery.items() if n > 1}

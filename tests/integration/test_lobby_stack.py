@@ -15,7 +15,7 @@ import pytest
 
 from games.matchmaking import replay
 from services.common.kafka_read import read_topic
-from tests.e2e.gateway_stack import RunningStack, auth, running_stack
+from tests.e2e.gateway_stack import RunningStack, guest, running_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(400)]
 ONE_DAY = {"kind": "correspondence", "days_per_move": 1, "vacation_days": 7}
@@ -31,22 +31,6 @@ def _poll(fetch, condition, timeout: float = 90.0):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s; last value: {value}")
         time.sleep(0.3)
-
-
-def _guest(stack: RunningStack, name: str) -> tuple[str, dict[str, str]]:
-    answer = stack.http.post("/v1/players", json={"name": name})
-    assert answer.status_code == 201, answer.text
-    return answer.json()["player"], auth(answer.json()["token"])
-
-
-def _created(stack: RunningStack) -> Counter[str]:
-    """Per match id, how many create results the rules accepted as new (not `duplicate`)."""
-    counts: Counter[str] = Counter()
-    for record in read_topic(stack.bootstrap, stack.topics.results):
-        result = orjson.loads(record.value)
-        if str(result.get("event_id", "")).endswith(":create") and result["status"] == "accepted":
-            counts[result["match_id"]] += 0 if result.get("duplicate") else 1
-    return counts
 
 
 def _lobby_steps(stack: RunningStack) -> list[Any]:
@@ -75,8 +59,8 @@ def _caught_up(stack: RunningStack) -> bool:
 
 def test_two_players_agree_a_correspondence_match_through_a_seek_once(kafka_bootstrap, redis_url, tmp_path):
     with running_stack(kafka_bootstrap, redis_url, tmp_path, "seek", 2, matchmaker=True) as stack:
-        ann, ann_auth = _guest(stack, "ann")
-        ben, ben_auth = _guest(stack, "ben")
+        ann, ann_auth = guest(stack, "ann")
+        ben, ben_auth = guest(stack, "ben")
         assert stack.http.post("/v1/lobby/seeks", json=POOL).status_code == 401  # a player's credential only
         # the decider seats a pool entry's bot without asking it: only a bot may be named
         as_bot = stack.http.post("/v1/lobby/pool", json={**POOL, "bot": ben, "bot_after_s": 0}, headers=ann_auth)
@@ -101,9 +85,9 @@ def test_two_players_agree_a_correspondence_match_through_a_seek_once(kafka_boot
 
         _restart_from_scratch(stack)
         _poll(lambda: _caught_up(stack), bool)
-        _poll(lambda: _created(stack), lambda counts: match_id in counts)
+        _poll(lambda: stack.creates(), lambda counts: match_id in counts)
         time.sleep(2)  # the rewritten create has had time to reach the rules worker
-        assert _created(stack) == Counter({match_id: 1})
+        assert stack.creates() == Counter({match_id: 1})
 
 
 def test_a_pool_of_twenty_pairs_within_the_widening_rule_and_replays_the_same(kafka_bootstrap, redis_url, tmp_path):
@@ -112,7 +96,7 @@ def test_a_pool_of_twenty_pairs_within_the_widening_rule_and_replays_the_same(ka
         ratings: dict[str, int] = {}
         client = stack.redis()
         for n in range(20):
-            player, headers = _guest(stack, f"p{n}")
+            player, headers = guest(stack, f"p{n}")
             players[player] = headers
             ratings[player] = 1100 + 130 * n  # neighbours 130 apart: paired once their windows widened to 150
             client.hset(stack.keys.player(player), mapping={"strands:rating": ratings[player], "strands:played": 3})
@@ -139,6 +123,6 @@ def test_a_pool_of_twenty_pairs_within_the_widening_rule_and_replays_the_same(ka
         # a replay of the lobby topic makes the same pairings, byte for byte
         assert [orjson.dumps(e) for e in made()] == [orjson.dumps(e) for e in pairs]
         _poll(lambda: _caught_up(stack), bool)
-        _poll(lambda: len(_created(stack)), lambda n: n == 10)
+        _poll(lambda: len(stack.creates()), lambda n: n == 10)
         time.sleep(2)
-        assert _created(stack) == Counter({event["match_id"]: 1 for event in pairs})
+        assert stack.creates() == Counter({event["match_id"]: 1 for event in pairs})

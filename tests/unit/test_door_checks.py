@@ -44,6 +44,8 @@ def test_a_match_id_cannot_name_another_matchs_log():
         ("mind_ninja", {"type": "bid", "value": 3}),
         ("mana", {"type": "resign"}),
         ("mana", {"type": "claim_timeout"}),
+        ("strands", {"type": "vacation", "days": 3}),  # the one lifecycle action with a field
+        ("mana", {"type": "end_vacation"}),
     ],
 )
 def test_actions_of_the_games_shape_pass_the_door(game, action):
@@ -60,6 +62,11 @@ def test_actions_of_the_games_shape_pass_the_door(game, action):
         ("mind_ninja", {"type": "resign", "why": "x"}),
         ("mana", {"type": "create", "game": "mana", "seats": [None, None]}),
         ("mana", {"type": "teleport"}),
+        ("strands", {"type": "vacation"}),
+        ("strands", {"type": "vacation", "days": 0}),
+        ("strands", {"type": "vacation", "days": "3"}),
+        ("strands", {"type": "vacation", "days": 3, "junk": 1}),
+        ("strands", {"type": "end_vacation", "days": 3}),
     ],
 )
 def test_actions_the_rules_would_refuse_whatever_the_position_are_refused_malformed(game, action):
