@@ -122,10 +122,9 @@ def execute(
 
 def check_action(game: str, action: dict[str, Any]) -> None:
     """The checks the fold makes of an action's shape whatever the match's position, for a door
-    that refuses early what the rules would refuse anyway: a lifecycle action is its `type` alone, a
-    game action one of `game`'s action models (a create: `create_match`; a vacation: its days; an
-    adjudication: its winner and reason).
-    Raises Rejected."""
+    that refuses early what the rules would refuse anyway: a lifecycle action is its `type` alone (a
+    vacation with its days, an adjudication with its winner and reason), a game action one of
+    `game`'s action models (a create: `create_match`). Raises Rejected."""
     kind = action.get("type")
     if kind == "adjudicate":
         _parse_adjudicate(action)
