@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plylog notifier: {error}", file=sys.stderr)
         return 2
     prefix = prefix_from_env()
+    os.nice(config.niceness)  # background work: the match path's processes go first
 
     def build() -> Notifier:
         client = redis_client.connect_async(settings.redis, client_name=f"plylog-{args.name}")

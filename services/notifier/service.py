@@ -42,6 +42,9 @@ class NotifierConfig:
     lease_s: float = 60.0  # a claimed delivery is due again after this (a crashed notifier's)
     retention_s: int = 86400  # how long a finished delivery's entry (its id and state) is kept
     batch: int = 500
+    # The process's CPU priority: it is off the match path, so under load the rules worker, the
+    # projector and the gateway go first and notifications wait (as the bots' thinking does).
+    niceness: int = 10
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> NotifierConfig:
@@ -55,6 +58,7 @@ class NotifierConfig:
             backoff_cap_s=env_number(env, "PLYLOG_NOTIFY_BACKOFF_CAP_S", cls.backoff_cap_s, lo=0.01, hi=86400.0),
             lease_s=env_number(env, "PLYLOG_NOTIFY_LEASE_S", cls.lease_s, lo=1.0, hi=3600.0),
             retention_s=env_number(env, "PLYLOG_NOTIFY_RETENTION_S", cls.retention_s, lo=3600, hi=90 * 86400),
+            niceness=env_number(env, "PLYLOG_NOTIFY_NICENESS", cls.niceness, lo=0, hi=19),
         )
 
 

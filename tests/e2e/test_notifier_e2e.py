@@ -5,6 +5,7 @@ records to plylog.moves; what arrives is compared with what the pure rules say s
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -167,6 +168,14 @@ def test_endpoints_are_bounded_and_checked(world, http_receiver):
         "/v1/notifications/endpoints", json={"channel": "email", "address": "x@x.org", "platform": True}, headers=eve
     )
     assert platform.status_code == 403
+
+
+def test_the_notifier_runs_at_a_lower_cpu_priority_than_the_match_path(world):
+    """Off the match path: the notifier's process yields the CPU to the rules worker, the projector
+    and the gateway (started as this test's children, at its own priority)."""
+    _, notifier = world
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, notifier.pid) == min(mine + 10, 19)
 
 
 def test_a_dead_endpoint_ends_as_dead_letters_with_the_reason_while_results_flow(world, http_receiver):
