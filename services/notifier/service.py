@@ -145,16 +145,14 @@ class Notifier:
         if not found:
             return []
         players = sorted({n.player for n in found})
-        endpoints = await asyncio.gather(*(self.registry.endpoints(p) for p in [PLATFORM, *players]))
-        prefs = await asyncio.gather(*(self.registry.preferences(p) for p in players))
-        platform, by_player = endpoints[0], dict(zip(players, endpoints[1:], strict=True))
-        wanted = dict(zip(players, prefs, strict=True))
+        endpoints, wanted = await self.registry.lookup([PLATFORM, *players], players)
+        platform = endpoints[PLATFORM]
         deliveries = []
         for n in found:
             payload = orjson.dumps(n.payload())
             mine = [
                 (n.player, e)
-                for e in by_player[n.player]
+                for e in endpoints[n.player]
                 if n.kind in wanted[n.player]["kinds"] and e["channel"] in wanted[n.player]["channels"]
             ]
             for owner, endpoint in [*mine, *((PLATFORM, e) for e in platform)]:
