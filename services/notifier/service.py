@@ -41,7 +41,9 @@ class NotifierConfig:
     backoff_cap_s: float = 1800.0
     lease_s: float = 60.0  # a claimed delivery is due again after this (a crashed notifier's)
     retention_s: int = 86400  # how long a finished delivery's entry (its id and state) is kept
-    batch: int = 500
+    # Records per outbox script: Redis runs a script alone, so a big batch's script would hold the
+    # projector's scripts (the views' path) behind it.
+    batch: int = 50
     # The process's CPU priority: it is off the match path, so under load the rules worker, the
     # projector and the gateway go first and notifications wait (as the bots' thinking does).
     niceness: int = 10
