@@ -269,11 +269,14 @@ def _adjudicate(
     state: MatchState, player: str, action: dict[str, Any], at: str
 ) -> tuple[list[Event], MatchState, int | None]:
     """The creator-operator ends a match that will not be played out (its tournament pairing was
-    decided without it): unrated, whatever the position."""
+    decided without it), unrated, but only before the first game action, like an abort: once a move
+    is made the match is played out, rated, or a losing player could withdraw their loss away."""
     adjudication = _parse_adjudicate(action)
     if state.creator is None or player != state.creator:
         who = f"its creator ({state.creator})" if state.creator else "the operator that created it without a seat"
         raise Rejected("forbidden", f"{player!r} may not adjudicate this match: only {who} may")
+    if state.game_actions > 0:
+        raise illegal("the first move has been made; the match is played out (by play or its clock)")
     outcome = {"winner": adjudication.winner, "reason": adjudication.reason, "scores": state.rules.scores(state.board)}
     return (*_end(state, outcome, at, rated=False), None)
 
