@@ -115,6 +115,17 @@ def test_a_seated_or_guest_creator_may_not_adjudicate_its_own_match():
     guest.rejected("carol", {"type": "adjudicate", "winner": 0, "reason": "forfeit"}, "forbidden")
 
 
+def test_only_the_tournament_service_is_kept_as_creator_not_other_operators():
+    """The matchmaker's and the operator's seatless creates store no creator: their matches' states
+    keep the bytes they had, and those operators may not adjudicate them."""
+    for operator in ("plylog-matchmaker", "plylog-operator"):
+        match = Match(f"by-{operator}")
+        create(match, creator=operator, seats=("alice", "bob"))
+        assert match.state.creator is None and b"creator" not in match.state.json_bytes()
+        message = match.rejected(operator, {"type": "adjudicate", "winner": 0, "reason": "forfeit"}, "forbidden")
+        assert DIRECTOR in message
+
+
 def test_an_adjudication_must_name_a_known_reason_and_seat():
     match = director_match()
     match.rejected(DIRECTOR, {"type": "adjudicate", "winner": 0, "reason": "because"}, "malformed")
