@@ -350,6 +350,24 @@ def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_pa
     assert orjson.loads(plylog("replay", str(exported), "--json")) == final
 
 
+def test_the_gateway_refuses_a_tournament_without_a_clock(stack):
+    """The door's rule (the fold takes a clockless create, as old logs have them): 422 `illegal`,
+    saying what to add, and no tournament."""
+    _, token = guest(stack, "clockless")
+    body = {
+        "name": "No clock",
+        "format": "knockout",
+        "game": "strands",
+        "starts_at": soon(60),
+        "tournament_id": "noclock",
+    }
+    answer = stack.http.post("/v1/tournaments", headers=auth(token), json=body)
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "illegal", answer.text
+    assert "initial_s" in answer.json()["error"]["message"]
+    assert stack.http.get("/v1/tournaments/noclock").status_code == 404
+    assert tournament_records(stack, "noclock") == []  # nothing was written
+
+
 def test_nobody_may_create_a_match_with_a_tournament_pairings_id(stack):
     me, token = guest(stack, "squatter")
     for match_id in ("cup-r1b1", "cup-r2b3g2"):

@@ -1,13 +1,16 @@
-"""Small pieces of the tournament service's side: bot entries, reserved match ids, the views."""
+"""Small pieces of the tournament service's side: bot entries, reserved match ids, the views, the
+gateway's checks of a create."""
 
 from __future__ import annotations
 
 import orjson
+import pytest
 
 from games.tournaments import match_id_of
 from services.bots.players import BotPlayers, our_rejected_move
 from services.common.tournament_store import summary_of, view_of
-from services.gateway.tournaments import TOURNAMENT_MATCH_ID
+from services.gateway.errors import ApiError
+from services.gateway.tournaments import TOURNAMENT_MATCH_ID, create_action
 from tests.tournament_support import Tourney
 
 
@@ -45,3 +48,22 @@ def test_the_view_is_json_and_names_every_pairing_with_its_result():
     assert decided["result"]["winner"] == 0 and decided["result"]["at"]
     assert [p["round"] for p in view["current"]] == [view["round"]] * len(view["current"])
     assert summary_of(view)["players"] == 4 and summary_of(view)["status"] == "running"
+
+
+CREATE = {"name": "Cup", "format": "knockout", "game": "strands", "starts_at": "2030-01-01T00:00:00Z"}
+
+
+def test_the_gateway_refuses_a_tournament_without_a_clock_and_says_what_to_add():
+    """The door refuses it (the fold takes it, as logs written before this rule have it)."""
+    for body in (CREATE, {**CREATE, "clock": None}):
+        with pytest.raises(ApiError) as refused:
+            create_action(body)
+        assert refused.value.status == 422 and refused.value.code == "illegal"
+        assert '"initial_s"' in refused.value.message and "correspondence" in refused.value.message
+    for clock in ({"initial_s": 300, "increment_s": 2}, {"kind": "correspondence", "days_per_move": 3}):
+        tournament_id, action = create_action({**CREATE, "clock": clock, "tournament_id": "cup"})
+        assert tournament_id == "cup" and action["type"] == "create"
+        assert {key: action["clock"][key] for key in clock} == clock
+    with pytest.raises(ApiError) as malformed:
+        create_action({**CREATE, "clock": {"initial_s": 300}, "colour": "red"})
+    assert malformed.value.code == "malformed"
