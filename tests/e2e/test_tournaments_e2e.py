@@ -368,6 +368,31 @@ def test_the_gateway_refuses_a_tournament_without_a_clock(stack):
     assert tournament_records(stack, "noclock") == []  # nothing was written
 
 
+def test_nobody_enters_another_person_and_only_the_creator_withdraws_one(stack):
+    """A guest creator could register a stranger, who then lost their games on time, rated."""
+    organiser, token = guest(stack, "organiser")
+    stranger, stranger_token = guest(stack, "stranger")
+    other, other_token = guest(stack, "other")
+    tid = create(stack, token, name="Open", format="swiss", rounds=1, starts_at=soon(600))
+
+    def entry(kind: str, who_token: str, player: str | None = None):
+        return stack.http.post(
+            f"/v1/tournaments/{tid}/{kind}", headers=auth(who_token), json={"player": player} if player else None
+        )
+
+    refused = entry("register", token, stranger)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text
+    assert entry("register", token, "bot:random~51").status_code == 200  # the creator enters a bot
+    assert entry("register", stranger_token).status_code == 200  # people enter themselves
+    refused = entry("withdraw", other_token, stranger)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text
+    assert entry("withdraw", token, stranger).status_code == 200  # an organiser's power
+    final = wait_for(stack, tid, lambda v: len(v["entrants"]) == 2 and v["entrants"][-1]["status"] != "active", 10)
+    entrants = {e["player"]: e["status"] for e in final["entrants"]}
+    assert entrants == {"bot:random~51": "active", stranger: "withdrawn"}, entrants
+    assert organiser not in entrants and other not in entrants
+
+
 def test_nobody_may_create_a_match_with_a_tournament_pairings_id(stack):
     me, token = guest(stack, "squatter")
     for match_id in ("cup-r1b1", "cup-r2b3g2"):

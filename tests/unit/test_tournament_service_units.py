@@ -10,7 +10,7 @@ from games.tournaments import match_id_of
 from services.bots.players import BotPlayers, our_rejected_move
 from services.common.tournament_store import summary_of, view_of
 from services.gateway.errors import ApiError
-from services.gateway.tournaments import TOURNAMENT_MATCH_ID, create_action
+from services.gateway.tournaments import TOURNAMENT_MATCH_ID, check_named_player, create_action
 from tests.tournament_support import Tourney
 
 
@@ -67,3 +67,19 @@ def test_the_gateway_refuses_a_tournament_without_a_clock_and_says_what_to_add()
     with pytest.raises(ApiError) as malformed:
         create_action({**CREATE, "clock": {"initial_s": 300}, "colour": "red"})
     assert malformed.value.code == "malformed"
+
+
+def test_through_the_gateway_nobody_enters_another_person_and_only_the_creator_withdraws_one():
+    """A guest creator could register any player id, a stranger who then lost on time, rated."""
+    for kind in ("register", "withdraw"):
+        for player in (None, "ann~1", "bot:random~2"):  # oneself, or a bot (the fold: the creator only)
+            check_named_player(kind, "ann~1", player, creator="ann~1")
+            check_named_player(kind, "ann~1", player, creator="cat~3")
+    with pytest.raises(ApiError) as refused:
+        check_named_player("register", "ann~1", "ben~2", creator="ann~1")  # not even the creator
+    assert refused.value.status == 403 and refused.value.code == "forbidden" and "ben~2" in refused.value.message
+    check_named_player("withdraw", "ann~1", "ben~2", creator="ann~1")  # an organiser's power
+    for creator in ("cat~3", None):  # anyone else, or a tournament the gateway does not know
+        with pytest.raises(ApiError) as refused:
+            check_named_player("withdraw", "ann~1", "ben~2", creator=creator)
+        assert refused.value.status == 403 and refused.value.code == "forbidden"
