@@ -242,7 +242,7 @@ def test_a_withdrawal_after_the_first_move_does_not_unrate_the_match(stack):
     so the match is played out: the leaver loses on time, rated, and both ratings move."""
     _, token = guest(stack, "organiser")
     leaver, leaver_token = guest(stack, "zed")  # sorts after every bot:: seed 2, seat 1, to move second
-    tid = create(stack, token, name="Duel", format="knockout", starts_at=soon(3), clock={"initial_s": 6})
+    tid = create(stack, token, name="Duel", format="knockout", starts_at=soon(3), clock={"initial_s": 15})
     [bot] = enter_bots(stack, token, tid, 1)
     answer = stack.http.post(f"/v1/tournaments/{tid}/register", headers=auth(leaver_token))
     assert answer.status_code == 200, answer.text
@@ -258,7 +258,7 @@ def test_a_withdrawal_after_the_first_move_does_not_unrate_the_match(stack):
         lambda: [r for r in results_of(stack, mine) if r["event_id"] == f"{mine}:adjudicate"], 30, "no adjudicate"
     )
     assert refused["status"] == "rejected" and refused["reason"]["code"] == "illegal", refused
-    [ended] = wait_until(lambda: outcomes_of(stack, mine), 30, f"{mine} never ended")  # the 6 s clock ran out
+    [ended] = wait_until(lambda: outcomes_of(stack, mine), 30, f"{mine} never ended")  # the 15 s clock ran out
     assert ended["outcome"]["reason"] == "timeout" and ended["outcome"]["winner"] == 0 and ended["rated"] is True
     for player in (bot, leaver):  # the projector has rated it, once
         wait_until(lambda p=player: mine in rating_history(stack, p), 30, f"{mine} not in {player}'s ratings")
