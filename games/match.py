@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from schemas.lifecycle import Adjudicate, Create
+from schemas.tournament import DIRECTOR
 
 from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
@@ -21,8 +22,6 @@ from .timeutil import to_ms
 from .vacation import end_vacation, evolve_vacation, take_vacation, vacation_days, why_not_timed_out
 
 TIMEKEEPER = "plylog-timekeeper"
-#: Player ids of plylog's own services (the gateway gives them to nobody else).
-OPERATOR_PREFIX = "plylog-"
 LIFECYCLE_TYPES = frozenset(
     {"create", "join", "resign", "abort", "claim_timeout", "vacation", "end_vacation", "adjudicate"}
 )
@@ -51,7 +50,7 @@ class MatchState(Frozen):
     # Set only by an unrated create or an adjudication, and serialised only then, so that the states
     # of every other match keep their bytes.
     unrated: bool = Field(default=False, exclude_if=lambda value: not value)
-    # The operator that created the match without a seat (who alone may `adjudicate` it); None otherwise.
+    # The tournament service when it created the match (it alone may `adjudicate` it); None otherwise.
     creator: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @field_validator("recent_ids", mode="before")
@@ -157,8 +156,10 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         created["invited"] = list(create.invited)  # only then: the events of other creates keep their bytes
     if not create.rated:
         created["rated"] = False  # only then, likewise
-    if player.startswith(OPERATOR_PREFIX) and player not in create.seats:
-        created["_creator"] = player  # private: the state knows it, results keep their bytes
+    if player == DIRECTOR and player not in create.seats:
+        # private: the state knows it, results keep their bytes; only the tournament service's, so
+        # the states of every other operator's matches (matchmaker, operator) keep theirs too
+        created["_creator"] = player
     return _start_when_full([created], evolve(None, created), at)
 
 
@@ -268,12 +269,18 @@ def _end_vacation(
 def _adjudicate(
     state: MatchState, player: str, action: dict[str, Any], at: str
 ) -> tuple[list[Event], MatchState, int | None]:
-    """The creator-operator ends a match that will not be played out (its tournament pairing was
-    decided without it): unrated, whatever the position."""
+    """The tournament service, its creator, ends a match that will not be played out (its pairing was
+    decided without it), unrated, but only before the first game action, like an abort: once a move
+    is made the match is played out, rated, or a losing player could withdraw their loss away."""
     adjudication = _parse_adjudicate(action)
     if state.creator is None or player != state.creator:
-        who = f"its creator ({state.creator})" if state.creator else "the operator that created it without a seat"
-        raise Rejected("forbidden", f"{player!r} may not adjudicate this match: only {who} may")
+        raise Rejected(
+            "forbidden",
+            f"{player!r} may not adjudicate this match: only the tournament service ({DIRECTOR}) may, "
+            "in a match it created",
+        )
+    if state.game_actions > 0:
+        raise illegal("the first move has been made; the match is played out (by play or its clock)")
     outcome = {"winner": adjudication.winner, "reason": adjudication.reason, "scores": state.rules.scores(state.board)}
     return (*_end(state, outcome, at, rated=False), None)
 

@@ -37,8 +37,8 @@ REJECTION_MEANINGS = {
     "illegal": "the rules refuse the action (the message says which rule)",
     "match_over": "the match has ended; it takes no more actions",
     "not_timed_out": "claim_timeout while the seat to move still has time, or before the match has started",
-    "forbidden": "the player may not write this action here: `adjudicate` by anyone but the operator that created "
-    "the match without a seat",
+    "forbidden": "the player may not write this action here: `adjudicate` by anyone but the tournament service "
+    "(plylog-tournaments) in a match it created",
 }
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
 GAME_NAMES = get_args(GameName)

@@ -108,8 +108,9 @@ AdjudicationReason = Literal["withdrawal", "forfeit", "double_forfeit"]
 
 
 class Adjudicate(Action):
-    """End the match without playing it out (unrated): only the operator (a `plylog-` player id) that
-    created the match without taking a seat may, e.g. the tournament service when the pairing is decided."""
+    """End the match without playing it out (unrated), before its first game action (after it the match
+    is played out, rated: refused `illegal`): only the tournament service (plylog-tournaments) may, in a
+    match it created, when the match's pairing was decided without it."""
 
     type: Literal["adjudicate"]
     winner: Seat | None = Field(description="the seat that wins; null: nobody does")

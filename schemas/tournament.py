@@ -78,8 +78,9 @@ class CreateTournament(Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="the game's options, for every match")
     clock: AnyClock | None = Field(
         default=None,
-        description="every match's clock, Fischer or correspondence; required (a create without one is refused "
-        "illegal): it decides a player who never comes or stops moving",
+        description="every match's clock, Fischer or correspondence: it decides a player who never comes or stops "
+        "moving. The gateway refuses a create without one (422 illegal); the fold takes it (logs written before "
+        "that rule), and then only forfeit_wait_s decides an absent player",
     )
     starts_at: Timestamp = Field(description="registration closes (except late entry) and round 1 is paired")
     rated: StrictBool = True

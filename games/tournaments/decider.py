@@ -42,12 +42,6 @@ FORMATS: dict[str, Format] = {f.name: f for f in (Swiss(), RoundRobin(), Knockou
 #: Events one record may cause at most (a safety net: each due event changes the state, so the
 #: loop ends long before; a bug must reject the record, not spin).
 MAX_DUE_EVENTS = 10_000
-NO_CLOCK = (
-    "a tournament needs a clock: the service seats both players of every match at once, so only the "
-    "match clock decides a player who never comes or stops moving; add clock "
-    '{"initial_s": 300, "increment_s": 2} (CLI: --clock 300+2), or a correspondence clock '
-    '{"kind": "correspondence", "days_per_move": 3}'
-)
 
 
 def format_of(state: TournamentState) -> Format:
@@ -153,8 +147,6 @@ def _own(
 
 def _create(record: TournamentRecord, action: CreateTournament, now: int) -> Event:
     settings: dict[str, Any] = action.model_dump(mode="json", exclude={"type"})
-    if settings["clock"] is None:  # the match clock is what decides a player who never comes
-        raise illegal(NO_CLOCK)
     if to_ms(settings["starts_at"]) <= now:
         raise illegal(f"starts_at {settings['starts_at']} is not after the create ({record.at})")
     # Checked by the game, kept as given: every match's create carries them (a normalised form

@@ -19,16 +19,26 @@ def audit_tournaments(
     settings: Settings, results: list[bytes], outcomes: dict[str, set[bytes]], problem: Callable[[str], None]
 ) -> int:
     """Every pairing's match created once, by the tournament service, with the pairing's seats; every
-    played pairing decided as its match's outcome; every match of a pairing decided without it ended.
-    Returns the number of tournaments checked."""
+    played pairing decided as its match's outcome; every match of a pairing decided without it ended,
+    unless it was under way (then it is played out). Returns the number of tournaments checked."""
     try:
         records = read_topic(settings.kafka_bootstrap, settings.topics.tournaments, auth=settings.kafka_auth)
     except LookupError:
         return 0  # no tournaments topic: nothing to check
+    return check_tournaments(records, results, outcomes, problem)
+
+
+def check_tournaments(
+    records: list[Record], results: list[bytes], outcomes: dict[str, set[bytes]], problem: Callable[[str], None]
+) -> int:
+    """`audit_tournaments` on the records of `plylog.tournaments` given."""
     created: Counter[str] = Counter()
     creators: dict[str, tuple[str, list]] = {}
+    played_out: set[str] = set()  # matches under way when their pairing was decided: they are played out
     for raw in results:
         result = orjson.loads(raw)
+        if _refused_as_under_way(result):
+            played_out.add(result["match_id"])
         if result.get("status") != "accepted" or result.get("duplicate"):
             continue
         for event in result.get("events") or ():
@@ -49,7 +59,8 @@ def audit_tournaments(
                 problem(f"{where}: match {match_id} was created {created[match_id]} times")
             if match_id in creators and creators[match_id] != (DIRECTOR, list(pairing.seats)):
                 problem(f"{where}: match {match_id} was created as {creators[match_id]}, not by the pairing")
-            if must_end(pairing) and created[match_id] and not outcomes.get(match_id):
+            ended = outcomes.get(match_id) or match_id in played_out
+            if must_end(pairing) and created[match_id] and not ended:
                 problem(f"{where}: match {match_id} still runs after its pairing was decided without it")
             for raw in outcomes.get(match_id, ()):
                 winner = orjson.loads(raw)["outcome"]["winner"]
@@ -59,3 +70,16 @@ def audit_tournaments(
                 elif decided is not None and decided.how == "played" and decided.winner != winner:
                     problem(f"{where}: {match_id} decided with winner {decided.winner}, its outcome says {winner}")
     return len(by_tournament)
+
+
+def _refused_as_under_way(result: dict) -> bool:
+    """The service's `adjudicate` of a match refused `illegal`: the match was under way (its first move
+    made), so it is played out, rated, rather than ended (docs/tournaments.md, "Players who leave")."""
+    match_id = result.get("match_id")
+    reason = result.get("reason") or {}
+    return (
+        result.get("status") == "rejected"
+        and result.get("player") == DIRECTOR
+        and result.get("event_id") == f"{match_id}:adjudicate"
+        and reason.get("code") == "illegal"
+    )

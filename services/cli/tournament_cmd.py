@@ -15,6 +15,7 @@ import typer
 
 from games.tournaments import replay as fold_tournament
 from services.cli._api import Api
+from services.cli._clock import CLOCK_HELP, parse_clock
 from services.cli._errors import CliError
 from services.cli._identity import credential
 from services.cli._options import parse_options
@@ -50,7 +51,7 @@ def create(
     starts_in: int = typer.Option(300, "--starts-in", help="Seconds from now until it starts."),
     rounds: int | None = typer.Option(None, "--rounds", help="Swiss: the number of rounds."),
     duration: int | None = typer.Option(None, "--duration", help="Arena: its length in seconds (at least 60)."),
-    clock: str | None = typer.Option(None, "--clock", help="Required: INITIAL_S[+INCREMENT_S], e.g. 300+2."),
+    clock: str | None = typer.Option(None, "--clock", help="Required, every match's clock. " + CLOCK_HELP),
     bots: bool = typer.Option(False, "--bots/--no-bots", help="May bots enter (the creator enters them)."),
     option: list[str] | None = typer.Option(None, "--option", "-o", metavar="KEY=VALUE", help="A game option."),
     tournament_id: str | None = typer.Option(None, "--id", help="The tournament id (default: a new one)."),
@@ -68,18 +69,25 @@ def create(
         "bots_allowed": bots,
         "options": parse_options(option or []),
         **parse_options(setting or []),
+        **create_extras(rounds, duration, clock),
     }
-    if rounds is not None:
-        body["rounds"] = rounds
-    if duration is not None:
-        body["duration_s"] = duration
-    if clock is not None:
-        initial, _, increment = clock.partition("+")
-        body["clock"] = {"initial_s": float(initial), "increment_s": float(increment or 0)}
     if tournament_id is not None:
         body["tournament_id"] = _checked(tournament_id)
     answer = _call("POST", "/v1/tournaments", json=body)
     typer.echo(answer["tournament_id"])
+
+
+def create_extras(rounds: int | None, duration: int | None, clock: str | None) -> dict[str, Any]:
+    """The create's optional fields given on the command line; `--clock` read as `plylog new` reads
+    it (Fischer SECONDS[+INCREMENT] or correspondence DAYSd; junk is a CliError)."""
+    extras: dict[str, Any] = {}
+    if rounds is not None:
+        extras["rounds"] = rounds
+    if duration is not None:
+        extras["duration_s"] = duration
+    if clock is not None:
+        extras["clock"] = parse_clock(clock)
+    return extras
 
 
 @app.command("register")

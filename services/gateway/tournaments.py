@@ -26,8 +26,15 @@ router = APIRouter()
 #: create one, or a player could take a future pairing's match before the tournament service does
 TOURNAMENT_MATCH_ID = re.compile(r"-r[0-9]+b[0-9]+(g[0-9]+)?$")
 WAIT_S = 10.0
+BOT_PREFIX = "bot:"
 STREAM_MOST_S = 600.0
 REJECTION_STATUS = {"forbidden": 403, "unknown_tournament": 404, "tournament_exists": 409, "already_registered": 409}
+NO_CLOCK = (
+    "a tournament needs a clock: the service seats both players of every match at once, so only the "
+    "match clock decides a player who never comes or stops moving; add clock "
+    '{"initial_s": 300, "increment_s": 2} (CLI: --clock 300+2), or a correspondence clock '
+    '{"kind": "correspondence", "days_per_move": 3} (CLI: --clock 3d)'
+)
 
 
 def refuse_tournament_match_id(match_id: str) -> None:
@@ -40,7 +47,34 @@ def refuse_tournament_match_id(match_id: str) -> None:
 
 
 class Entry(Strict):
-    player: PlayerId | None = Field(default=None, description="default: you; the creator may enter bots (`bot:<id>`)")
+    player: PlayerId | None = Field(
+        default=None,
+        description="default: you; the creator may enter or withdraw bots (`bot:<id>`), and withdraw anyone",
+    )
+
+
+def names_another_person(caller: str, player: str | None) -> bool:
+    return player is not None and player != caller and not player.startswith(BOT_PREFIX)
+
+
+def check_named_player(kind: str, caller: str, player: str | None, creator: str | None) -> None:
+    """Whom a `register` or `withdraw` through the gateway may name: the caller, or a bot (the fold lets
+    only the creator enter or withdraw one, where bots are allowed); for a `withdraw`, the creator may
+    name anyone (an organiser's power). Nobody enters another person, who has not agreed and would then
+    lose their games on time, rated. Raises 403 `forbidden`."""
+    if not names_another_person(caller, player):
+        return
+    if kind == "withdraw" and creator is not None and caller == creator:
+        return
+    if kind == "register":
+        raise ApiError(
+            403,
+            "forbidden",
+            f"you may register yourself or a bot (`bot:<id>`), not {player!r}: people enter themselves",
+        )
+    raise ApiError(
+        403, "forbidden", f"you may withdraw yourself or a bot, not {player!r}: only the creator withdraws other people"
+    )
 
 
 async def _write(
@@ -63,13 +97,7 @@ async def _write(
 
 @router.post("/v1/tournaments", status_code=201, tags=["tournaments"], summary="Create a tournament")
 async def create_tournament(body: dict[str, Any], request: Request, access: AccessDep, desk: TournamentsDep) -> Any:
-    body = dict(body)
-    tournament_id = body.pop("tournament_id", None) or f"t{uuid.uuid4().hex[:10]}"
-    try:
-        action = CreateTournament.model_validate({**body, "type": "create"}).model_dump(mode="json", exclude_none=True)
-        _checked_id(tournament_id)
-    except ValidationError as error:
-        raise ApiError(422, "malformed", describe_validation_error(error, "tournament")) from None
+    tournament_id, action = create_action(body)
     _, result = await _write(desk, access, request, tournament_id, action)
     view = await desk.view(tournament_id)
     return JSONResponse(
@@ -77,6 +105,22 @@ async def create_tournament(body: dict[str, Any], request: Request, access: Acce
         201,
         headers={"Location": f"/v1/tournaments/{tournament_id}"},
     )
+
+
+def create_action(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tournament id and the `create` action of a create's body, or 422: `malformed` for a body
+    that is not a create, `illegal` for one without a clock. The clock is checked here, at the door,
+    not in the fold: a clockless tournament written before this rule still folds as it did."""
+    body = dict(body)
+    tournament_id = body.pop("tournament_id", None) or f"t{uuid.uuid4().hex[:10]}"
+    try:
+        action = CreateTournament.model_validate({**body, "type": "create"}).model_dump(mode="json", exclude_none=True)
+        _checked_id(tournament_id)
+    except ValidationError as error:
+        raise ApiError(422, "malformed", describe_validation_error(error, "tournament")) from None
+    if action.get("clock") is None:  # the match clock is what decides a player who never comes
+        raise ApiError(422, "illegal", NO_CLOCK)
+    return tournament_id, action
 
 
 def _checked_id(tournament_id: Any) -> None:
@@ -92,9 +136,10 @@ async def register(
     tournament_id: TournamentId, request: Request, access: AccessDep, desk: TournamentsDep, body: Entry | None = None
 ) -> Any:
     player = body.player if body is not None else None
+    check_named_player("register", access.identify(request).player, player, None)
     action: dict[str, Any] = {"type": "register"}
     if player is not None:
-        action.update(player=player, bot=player.startswith("bot:"))
+        action.update(player=player, bot=player.startswith(BOT_PREFIX))
     actor, result = await _write(desk, access, request, tournament_id, action)
     return {"tournament_id": tournament_id, "player": player or actor, "seq": result["seq"]}
 
@@ -104,6 +149,11 @@ async def withdraw(
     tournament_id: TournamentId, request: Request, access: AccessDep, desk: TournamentsDep, body: Entry | None = None
 ) -> Any:
     player = body.player if body is not None else None
+    caller, creator = access.identify(request).player, None
+    if names_another_person(caller, player):
+        view = await desk.view(tournament_id)  # its creator, who may withdraw anyone (and never changes)
+        creator = view.get("created_by") if view else None
+    check_named_player("withdraw", caller, player, creator)
     action: dict[str, Any] = {"type": "withdraw"}
     if player is not None:
         action["player"] = player

@@ -6,7 +6,8 @@ does what the fold asks for (docs/tournaments.md, "The service").
 - A pairing's match is created by an ordinary create on `plylog.moves`, with the pairing's
   deterministic event id and match id: writing it again after a restart is answered `duplicate` or
   `match_exists` by the rules worker, never with a second match. The seats are taken at once
-  (`match_joined` for both), so the match's clock decides an absent player.
+  (`match_joined` for both, stamped with the pairing's time), so the match's clock decides an absent
+  player.
 - A pairing decided without its match being played out (a withdrawal, a forfeit) ends that match:
   an `adjudicate` record (games.tournaments.adjudicate_record, event id `<match id>:adjudicate`, the
   same bytes every time: after a restart the rules worker answers `duplicate`, never a second ending).
@@ -32,6 +33,7 @@ import orjson
 
 from games.timeutil import from_ms
 from games.tournaments import (
+    Pairing,
     TournamentState,
     adjudicate_record,
     create_record,
@@ -160,9 +162,8 @@ class TournamentService:
                 continue
             create = create_record(state, pairing)
             await self.producer.send(self.settings.topics.moves, orjson.dumps(create), key=pairing.match_id.encode())
-            for seat, player in enumerate(pairing.seats):
-                joined = {"type": "match_joined", "match_id": pairing.match_id, "player": player}
-                await self._write(state.tournament_id, f"{pairing.match_id}:joined:{seat}", joined)
+            for joined in join_records(state.tournament_id, pairing):
+                await self._send(joined)
             self.sent.add(pairing.event_id)
             self.counts["matches"] = self.counts.get("matches", 0) + 1
             log.info("%s: match %s for %s", state.tournament_id, pairing.match_id, " v ".join(pairing.seats))
@@ -211,15 +212,39 @@ class TournamentService:
             await self._write(tid, f"tick:{now}", {"type": "tick"}, now)
 
     async def _write(self, tid: str, event_id: str, action: dict[str, Any], now: int | None = None) -> None:
-        record = {
-            "v": 1,
-            "event_id": event_id,
-            "tournament_id": tid,
-            "actor": DIRECTOR,
-            "at": from_ms(now if now is not None else int(time.time() * 1000)),
-            "action": action,
-        }
+        """A record of the service's, stamped `now` (epoch ms), else the wall time."""
+        await self._send(service_record(tid, event_id, action, now if now is not None else int(time.time() * 1000)))
+
+    async def _send(self, record: dict[str, Any]) -> None:
+        tid = record["tournament_id"]
         await self.producer.send(self.settings.topics.tournaments, orjson.dumps(record), key=tid.encode())
+
+
+def service_record(tid: str, event_id: str, action: dict[str, Any], at_ms: int) -> dict[str, Any]:
+    return {
+        "v": 1,
+        "event_id": event_id,
+        "tournament_id": tid,
+        "actor": DIRECTOR,
+        "at": from_ms(at_ms),
+        "action": action,
+    }
+
+
+def join_records(tid: str, pairing: Pairing) -> list[dict[str, Any]]:
+    """The `match_joined` of each seat of a pairing whose match the service created (seats taken), stamped
+    with the pairing's own time, not the wall time: a service that comes back after more than
+    forfeit_wait_s would otherwise write joins the fold takes as late, and it would forfeit both players
+    of the match just created. The same bytes every time, so a re-sent join is a `duplicate`."""
+    return [
+        service_record(
+            tid,
+            f"{pairing.match_id}:joined:{seat}",
+            {"type": "match_joined", "match_id": pairing.match_id, "player": player},
+            pairing.paired_ms,
+        )
+        for seat, player in enumerate(pairing.seats)
+    ]
 
 
 def _decided_now(result: dict[str, Any]) -> set[str]:

@@ -1,7 +1,8 @@
 """Tournaments on the real stack (rules worker, projector, gateway, bots and the tournament service
 as processes): a Swiss with a person playing through the gateway, a knockout with a withdrawal and
-the tournament service SIGKILLed mid-round, an arena pairing everyone free. `running_stack` checks
-`plylog audit` of the stack's topics at the end."""
+the tournament service SIGKILLed mid-round, a withdrawal from a match under way (played out, rated),
+an arena pairing everyone free. `running_stack` checks `plylog audit` of the stack's topics at the
+end."""
 
 from __future__ import annotations
 
@@ -179,6 +180,11 @@ def match_status(stack, match_id: str) -> str | None:
     return answer.json()["status"] if answer.status_code == 200 else None
 
 
+def rating_history(stack, player: str) -> list[str]:
+    """The match ids of the player's Strands rating history."""
+    return [entry["match_id"] for entry in stack.http.get(f"/v1/players/{player}/ratings/strands").json()["history"]]
+
+
 def wait_until(condition, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while not (found := condition()):
@@ -189,10 +195,10 @@ def wait_until(condition, timeout: float, what: str):
 
 def test_a_knockout_with_a_withdrawal_survives_a_sigkilled_service(stack):
     """Seven bots and a person who never moves and withdraws mid-match while the service is down: the
-    service, restarted, decides that pairing by the withdrawal and ends its match (unrated), once,
-    even after a second SIGKILL and restart."""
+    service, restarted, decides that pairing by the withdrawal and ends its match (unrated: nobody
+    moved in it), once, even after a second SIGKILL and restart."""
     _, token = guest(stack, "director")
-    leaver, leaver_token = guest(stack, "leaver")
+    leaver, leaver_token = guest(stack, "ace")  # sorts before every bot:: seed 1, seat 0, the first to move
     tid = create(stack, token, name="Cup", format="knockout", starts_at=soon(5), clock={"initial_s": 600})
     bots = enter_bots(stack, token, tid, 7)
     answer = stack.http.post(f"/v1/tournaments/{tid}/register", headers=auth(leaver_token))
@@ -200,6 +206,7 @@ def test_a_knockout_with_a_withdrawal_survives_a_sigkilled_service(stack):
     running = wait_for(stack, tid, lambda v: v["status"] == "running" and v["pairings"], 60)
     mine = next(p["match_id"] for p in running["pairings"] if leaver in p["seats"])
     wait_until(lambda: match_status(stack, mine) == "active", 30, f"{mine} not created")
+    assert stack.view(mine)["seats"][0] == leaver and stack.view(mine)["to_move"] == [0]  # so nobody moves
     service = stack.process("tournaments")
     service.kill()  # SIGKILL mid-round: pairings created, their results on their way
     answer = stack.http.post(f"/v1/tournaments/{tid}/withdraw", headers=auth(leaver_token))
@@ -226,6 +233,36 @@ def test_a_knockout_with_a_withdrawal_survives_a_sigkilled_service(stack):
     assert len(outcomes_of(stack, mine)) == 1
     assert stack.http.get(f"/v1/players/{leaver}/ratings/strands").json()["history"] == []  # unrated
     check_no_match_twice_and_no_result_lost(stack, final)
+    check_replays_to_the_same_view(stack, tid, final)
+
+
+def test_a_withdrawal_after_the_first_move_does_not_unrate_the_match(stack):
+    """A player who is losing withdraws once the match is under way (here the bot in seat 0 has moved):
+    the pairing is decided by the withdrawal, but the service's `adjudicate` is refused (`illegal`),
+    so the match is played out: the leaver loses on time, rated, and both ratings move."""
+    _, token = guest(stack, "organiser")
+    leaver, leaver_token = guest(stack, "zed")  # sorts after every bot:: seed 2, seat 1, to move second
+    tid = create(stack, token, name="Duel", format="knockout", starts_at=soon(3), clock={"initial_s": 15})
+    [bot] = enter_bots(stack, token, tid, 1)
+    answer = stack.http.post(f"/v1/tournaments/{tid}/register", headers=auth(leaver_token))
+    assert answer.status_code == 200, answer.text
+    running = wait_for(stack, tid, lambda v: v["status"] == "running" and v["pairings"], 60)
+    mine = running["pairings"][0]["match_id"]
+    moved = wait_until(lambda: match_status(stack, mine) == "active" and stack.view(mine)["seq"] >= 2, 30, "no move")
+    assert moved and stack.view(mine)["seats"] == [bot, leaver] and stack.view(mine)["to_move"] == [1]
+    answer = stack.http.post(f"/v1/tournaments/{tid}/withdraw", headers=auth(leaver_token))
+    assert answer.status_code == 200, answer.text
+    final = wait_for(stack, tid, lambda v: v["status"] == "over", 30)
+    assert final["winner"] == bot and final["pairings"][0]["result"]["how"] == "withdrawal"
+    [refused] = wait_until(
+        lambda: [r for r in results_of(stack, mine) if r["event_id"] == f"{mine}:adjudicate"], 30, "no adjudicate"
+    )
+    assert refused["status"] == "rejected" and refused["reason"]["code"] == "illegal", refused
+    [ended] = wait_until(lambda: outcomes_of(stack, mine), 30, f"{mine} never ended")  # the 15 s clock ran out
+    assert ended["outcome"]["reason"] == "timeout" and ended["outcome"]["winner"] == 0 and ended["rated"] is True
+    for player in (bot, leaver):  # the projector has rated it, once
+        wait_until(lambda p=player: mine in rating_history(stack, p), 30, f"{mine} not in {player}'s ratings")
+        assert rating_history(stack, player).count(mine) == 1
     check_replays_to_the_same_view(stack, tid, final)
 
 
@@ -311,6 +348,49 @@ def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_pa
     exported = tmp_path / "rr.jsonl"
     plylog("export", tid, "--out", str(exported))
     assert orjson.loads(plylog("replay", str(exported), "--json")) == final
+
+
+def test_the_gateway_refuses_a_tournament_without_a_clock(stack):
+    """The door's rule (the fold takes a clockless create, as old logs have them): 422 `illegal`,
+    saying what to add, and no tournament."""
+    _, token = guest(stack, "clockless")
+    body = {
+        "name": "No clock",
+        "format": "knockout",
+        "game": "strands",
+        "starts_at": soon(60),
+        "tournament_id": "noclock",
+    }
+    answer = stack.http.post("/v1/tournaments", headers=auth(token), json=body)
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "illegal", answer.text
+    assert "initial_s" in answer.json()["error"]["message"]
+    assert stack.http.get("/v1/tournaments/noclock").status_code == 404
+    assert tournament_records(stack, "noclock") == []  # nothing was written
+
+
+def test_nobody_enters_another_person_and_only_the_creator_withdraws_one(stack):
+    """A guest creator could register a stranger, who then lost their games on time, rated."""
+    organiser, token = guest(stack, "organiser")
+    stranger, stranger_token = guest(stack, "stranger")
+    other, other_token = guest(stack, "other")
+    tid = create(stack, token, name="Open", format="swiss", rounds=1, starts_at=soon(600))
+
+    def entry(kind: str, who_token: str, player: str | None = None):
+        return stack.http.post(
+            f"/v1/tournaments/{tid}/{kind}", headers=auth(who_token), json={"player": player} if player else None
+        )
+
+    refused = entry("register", token, stranger)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text
+    assert entry("register", token, "bot:random~51").status_code == 200  # the creator enters a bot
+    assert entry("register", stranger_token).status_code == 200  # people enter themselves
+    refused = entry("withdraw", other_token, stranger)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden", refused.text
+    assert entry("withdraw", token, stranger).status_code == 200  # an organiser's power
+    final = wait_for(stack, tid, lambda v: len(v["entrants"]) == 2 and v["entrants"][-1]["status"] != "active", 10)
+    entrants = {e["player"]: e["status"] for e in final["entrants"]}
+    assert entrants == {"bot:random~51": "active", stranger: "withdrawn"}, entrants
+    assert organiser not in entrants and other not in entrants
 
 
 def test_nobody_may_create_a_match_with_a_tournament_pairings_id(stack):

@@ -1,14 +1,18 @@
-"""The CLI's side of correspondence clocks: `--clock 3d`, the vacation words at the `plylog play`
-prompt, and the "days left" line of `plylog show` and `plylog play`, from a real folded view."""
+"""The CLI's side of correspondence clocks: `--clock 3d` (of `plylog new` and `plylog tournament
+create`), the vacation words at the `plylog play` prompt, and the "days left" line of `plylog show`
+and `plylog play`, from a real folded view."""
 
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
 from games.clocks import DAY_MS
 from services.cli._clock import days_left_line, parse_clock
 from services.cli._errors import CliError
 from services.cli._moves import parse
+from services.cli.tournament_cmd import app as tournament_app
+from services.cli.tournament_cmd import create_extras
 from tests.support import T0_MS, Match
 
 HOUR_MS = 3_600_000
@@ -23,6 +27,21 @@ def test_clock_option_takes_fischer_seconds_or_days_per_move():
     for bad, args in (("xd", ()), ("fast", ()), ("300", (5,)), (None, (5,))):
         with pytest.raises(CliError):
             parse_clock(bad, *args)
+
+
+def test_tournament_create_reads_clock_as_plylog_new_does():
+    """`plylog tournament create --clock 3d` used to crash (float("3d")); it takes both kinds now."""
+    assert create_extras(None, None, "3d") == {"clock": {"kind": "correspondence", "days_per_move": 3}}
+    assert create_extras(3, None, "300+2") == {"rounds": 3, "clock": {"initial_s": 300.0, "increment_s": 2.0}}
+    assert create_extras(None, 120, "60") == {"duration_s": 120, "clock": {"initial_s": 60.0, "increment_s": 0.0}}
+    assert create_extras(None, None, None) == {}
+
+
+def test_tournament_create_says_what_a_clock_looks_like_for_junk_before_calling_anyone():
+    for junk in ("fast", "3 days", "xd"):
+        done = CliRunner().invoke(tournament_app, ["create", "Cup", "--clock", junk])
+        assert isinstance(done.exception, CliError), done.exception
+        assert "--clock" in done.exception.cause and "3d" in done.exception.hint
 
 
 def test_the_prompt_knows_vacation_words():

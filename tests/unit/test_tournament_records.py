@@ -56,7 +56,6 @@ def test_create_fills_every_default_and_keeps_the_checked_game_options():
         ({"rounds": 3, "max_players": 200}, "at most 128"),
         ({"rounds": 3, "game": "mastermind", "options": {"rounds": 3}}, "rounds must be even"),
         ({"rounds": 3, "starts_at": from_ms(T0)}, "is not after the create"),
-        ({"rounds": 3, "clock": None}, "a tournament needs a clock"),
     ],
 )
 def test_create_refuses_settings_that_do_not_fit_the_format_or_the_game(change, words):
@@ -65,12 +64,20 @@ def test_create_refuses_settings_that_do_not_fit_the_format_or_the_game(change, 
     assert t.state is None
 
 
-def test_a_tournament_without_a_clock_is_refused_and_says_what_to_add():
-    """Nothing else decides a player who never comes or stops moving (docs/tournaments.md, "Players who leave")."""
+def test_a_clockless_create_from_before_the_clock_rule_folds_as_it_did():
+    """Every old log folds as it did: the gateway refuses a create without a clock (its test:
+    test_tournament_service_units.py), the fold does not. Such a tournament's matches have no clock,
+    and only `forfeit_wait_s` decides its absent players (docs/tournaments.md, "Players who leave")."""
     t = Tourney()
     no_clock = {key: value for key, value in SWISS.items() if key != "clock"}
-    message = t.rejected("alice", {**no_clock, "rounds": 3}, "illegal", at=T0)
-    assert '"initial_s"' in message and "correspondence" in message and t.state is None
+    [created] = t.ok("alice", {**no_clock, "rounds": 1, "forfeit_wait_s": 30}, at=T0)
+    assert created["settings"]["clock"] is None
+    t.register("a", "b")
+    t.start()
+    [pairing] = t.pending()
+    assert "clock" not in create_record(t.state, pairing)["action"]
+    [forfeited] = t.tick(pairing.paired_ms + 30_000)[:1]  # nobody joined: both forfeit
+    assert forfeited["type"] == "pairing_decided" and forfeited["how"] == "double_forfeit"
 
 
 def test_a_correspondence_clock_is_a_clock_every_match_gets():

@@ -1,13 +1,18 @@
-"""Small pieces of the tournament service's side: bot entries, reserved match ids, the views."""
+"""Small pieces of the tournament service's side: bot entries, reserved match ids, the views, the
+joins the service writes, the gateway's checks of a create and of whom an entry names."""
 
 from __future__ import annotations
 
 import orjson
+import pytest
 
-from games.tournaments import match_id_of
+from games.timeutil import from_ms
+from games.tournaments import create_record, match_id_of, read, step
 from services.bots.players import BotPlayers, our_rejected_move
 from services.common.tournament_store import summary_of, view_of
-from services.gateway.tournaments import TOURNAMENT_MATCH_ID
+from services.gateway.errors import ApiError
+from services.gateway.tournaments import TOURNAMENT_MATCH_ID, check_named_player, create_action
+from services.tournaments.service import join_records
 from tests.tournament_support import Tourney
 
 
@@ -45,3 +50,63 @@ def test_the_view_is_json_and_names_every_pairing_with_its_result():
     assert decided["result"]["winner"] == 0 and decided["result"]["at"]
     assert [p["round"] for p in view["current"]] == [view["round"]] * len(view["current"])
     assert summary_of(view)["players"] == 4 and summary_of(view)["status"] == "running"
+
+
+CREATE = {"name": "Cup", "format": "knockout", "game": "strands", "starts_at": "2030-01-01T00:00:00Z"}
+
+
+def test_the_gateway_refuses_a_tournament_without_a_clock_and_says_what_to_add():
+    """The door refuses it (the fold takes it, as logs written before this rule have it)."""
+    for body in (CREATE, {**CREATE, "clock": None}):
+        with pytest.raises(ApiError) as refused:
+            create_action(body)
+        assert refused.value.status == 422 and refused.value.code == "illegal"
+        assert '"initial_s"' in refused.value.message and "correspondence" in refused.value.message
+    for clock in ({"initial_s": 300, "increment_s": 2}, {"kind": "correspondence", "days_per_move": 3}):
+        tournament_id, action = create_action({**CREATE, "clock": clock, "tournament_id": "cup"})
+        assert tournament_id == "cup" and action["type"] == "create"
+        assert {key: action["clock"][key] for key in clock} == clock
+    with pytest.raises(ApiError) as malformed:
+        create_action({**CREATE, "clock": {"initial_s": 300}, "colour": "red"})
+    assert malformed.value.code == "malformed"
+
+
+def test_through_the_gateway_nobody_enters_another_person_and_only_the_creator_withdraws_one():
+    """A guest creator could register any player id, a stranger who then lost on time, rated."""
+    for kind in ("register", "withdraw"):
+        for player in (None, "ann~1", "bot:random~2"):  # oneself, or a bot (the fold: the creator only)
+            check_named_player(kind, "ann~1", player, creator="ann~1")
+            check_named_player(kind, "ann~1", player, creator="cat~3")
+    with pytest.raises(ApiError) as refused:
+        check_named_player("register", "ann~1", "ben~2", creator="ann~1")  # not even the creator
+    assert refused.value.status == 403 and refused.value.code == "forbidden" and "ben~2" in refused.value.message
+    check_named_player("withdraw", "ann~1", "ben~2", creator="ann~1")  # an organiser's power
+    for creator in ("cat~3", None):  # anyone else, or a tournament the gateway does not know
+        with pytest.raises(ApiError) as refused:
+            check_named_player("withdraw", "ann~1", "ben~2", creator=creator)
+        assert refused.value.status == 403 and refused.value.code == "forbidden"
+
+
+def test_the_service_stamps_its_joins_with_the_pairing_time_so_coming_back_late_forfeits_nobody():
+    """The service was away longer than forfeit_wait_s when a round was paired: the joins it writes
+    on its return fold at the pairing's time, so the match it just created is not double-forfeited.
+    Stamped with the wall time (as they were), the fold took them as late and forfeited both."""
+    t = Tourney()
+    t.create("knockout", forfeit_wait_s=30)
+    t.register("a", "b", "c", "d")
+    t.start()
+    pairing = t.pending()[0]
+    joins = join_records("cup", pairing)
+    assert joins == join_records("cup", pairing)  # a re-sent join: the same bytes
+    assert {join["at"] for join in joins} == {create_record(t.state, pairing)["at"]}
+    back_ms = pairing.paired_ms + 10 * 60_000  # the service's wall time when it writes them
+    on_time, late = t.state, t.state
+    for join in joins:
+        on_time = step(on_time, read(orjson.dumps(join))).state
+        taken = step(late, read(orjson.dumps({**join, "at": from_ms(back_ms)})))  # what it wrote before
+        assert taken.result["status"] == "rejected"  # judged after every forfeit wait had passed
+    tick = {**joins[0], "event_id": f"tick:{back_ms}", "action": {"type": "tick"}, "at": from_ms(back_ms)}
+    on_time, late = (step(state, read(orjson.dumps(tick))).state for state in (on_time, late))
+    assert on_time.pairing(pairing.match_id).decided is None
+    assert set(on_time.pairing(pairing.match_id).joined) == set(pairing.seats)
+    assert late.pairing(pairing.match_id).decided.how == "double_forfeit"

@@ -1,6 +1,7 @@
-"""Unrated matches (a create that says `rated: false`) and adjudication (the operator that created a
-match without a seat ends it, unrated): given a match, when an action comes, then its events,
-outcome and state. Other matches keep their bytes (tests/unit/test_clock_compat.py)."""
+"""Unrated matches (a create that says `rated: false`) and adjudication (the tournament service,
+when it created a match without a seat, ends it unrated before its first move): given a match, when
+an action comes, then its events, outcome and state. Other matches keep their bytes
+(tests/unit/test_clock_compat.py)."""
 
 from __future__ import annotations
 
@@ -63,9 +64,9 @@ def director_match() -> Match:
     return match
 
 
-def test_the_creator_operator_adjudicates_a_running_match_unrated():
+def test_the_creator_operator_adjudicates_a_started_match_before_its_first_move_unrated():
     match = director_match()
-    match.ok("alice", OPEN)
+    assert match.view["status"] == "active"  # both seats taken: it started, nobody has moved
     events = match.ok(DIRECTOR, {"type": "adjudicate", "winner": 0, "reason": "withdrawal"})
     assert [e["type"] for e in events] == ["match_ended"]
     assert events[0]["winner"] == 0 and events[0]["reason"] == "withdrawal" and events[0]["rated"] is False
@@ -73,7 +74,20 @@ def test_the_creator_operator_adjudicates_a_running_match_unrated():
     assert outcome["rated"] is False and outcome["outcome"]["winner"] == 0
     assert outcome["outcome"]["reason"] == "withdrawal"
     assert match.view["status"] == "over" and match.view["rated"] is False
-    match.rejected("bob", OPEN, "match_over")  # nobody plays on
+    match.rejected("alice", OPEN, "match_over")  # nobody plays on
+
+
+def test_after_the_first_move_a_match_is_played_out_rated_whatever_the_operator_says():
+    """A losing player who withdraws from the tournament cannot make the service end their match
+    unrated: once a move is made, `adjudicate` is refused like `abort`, and the loss is rated."""
+    match = director_match()
+    match.ok("alice", OPEN)
+    message = match.rejected(DIRECTOR, {"type": "adjudicate", "winner": 0, "reason": "withdrawal"}, "illegal")
+    assert "first move has been made" in message and "played out" in message
+    assert match.view["status"] == "active" and "rated" not in match.view
+    match.ok("bob", {"type": "resign"})
+    outcome = match.steps[-1].outcome
+    assert outcome["rated"] is True and outcome["outcome"]["winner"] == 0 and outcome["outcome"]["reason"] == "resign"
 
 
 def test_a_double_forfeit_is_adjudicated_to_nobody():
@@ -99,6 +113,17 @@ def test_a_seated_or_guest_creator_may_not_adjudicate_its_own_match():
     create(guest, creator="carol", seats=("alice", "bob"))  # a player who is not an operator stores nothing
     assert guest.state.creator is None
     guest.rejected("carol", {"type": "adjudicate", "winner": 0, "reason": "forfeit"}, "forbidden")
+
+
+def test_only_the_tournament_service_is_kept_as_creator_not_other_operators():
+    """The matchmaker's and the operator's seatless creates store no creator: their matches' states
+    keep the bytes they had, and those operators may not adjudicate them."""
+    for operator in ("plylog-matchmaker", "plylog-operator"):
+        match = Match(f"by-{operator}")
+        create(match, creator=operator, seats=("alice", "bob"))
+        assert match.state.creator is None and b"creator" not in match.state.json_bytes()
+        message = match.rejected(operator, {"type": "adjudicate", "winner": 0, "reason": "forfeit"}, "forbidden")
+        assert DIRECTOR in message
 
 
 def test_an_adjudication_must_name_a_known_reason_and_seat():
