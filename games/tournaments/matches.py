@@ -61,7 +61,7 @@ def to_end(state: TournamentState | None) -> list[Pairing]:
     aborted match is not one: that match is over."""
     if state is None:
         return []
-    return [p for p in state.pairings if p.decided is not None and must_end(p)]
+    return [p for p in state.pairings if must_end(p)]
 
 
 def must_end(pairing: Pairing) -> bool:

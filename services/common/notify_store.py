@@ -137,9 +137,9 @@ class Registry:
     async def lookup(
         self, owners: list[str], players: list[str]
     ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, list[str]]]]:
-        """The endpoints of `owners` and the preferences of `players` in one round trip (the
-        notifier asks for every player of a batch of results: one request each cost it more CPU
-        than the rest of the batch)."""
+        """The endpoints of `owners` and the preferences of `players` in one round trip: the notifier
+        asks for every player of a batch of results, and two requests a player were hundreds of
+        awaits a batch."""
         async with self.client.pipeline(transaction=False) as pipe:
             for owner in owners:
                 pipe.hgetall(endpoints_key(self.prefix, owner))

@@ -43,7 +43,6 @@ from games.tournaments import (
     to_end,
     wake_at,
 )
-from games.tournaments.matches import must_end
 from schemas.tournament import DIRECTOR
 from services.common import redis_client
 from services.common.kafka_produce import Producer
@@ -110,7 +109,7 @@ class TournamentService:
             await self._publish(state)
             await self._create_matches(state)
             if state.ended_ms is None or now - state.ended_ms < REEND_AFTER_END_MS:
-                await self._end_matches(state, {p.match_id for p in to_end(state)})
+                await self._end_matches(state, to_end(state))
         log.info("caught up: %d tournament(s), %d running", len(self.states), self._running())
         if self.ready_file is not None:
             self.ready_file.write_text("ready\n")
@@ -142,7 +141,8 @@ class TournamentService:
         if self.caught_up:
             await self._publish(state)
             await self._create_matches(state)
-            await self._end_matches(state, _decided_now(result))
+            decided = _decided_now(result)
+            await self._end_matches(state, [p for p in to_end(state) if p.match_id in decided])
 
     async def _publish(self, state: TournamentState) -> None:
         view = view_of(state)
@@ -168,15 +168,13 @@ class TournamentService:
             self.counts["matches"] = self.counts.get("matches", 0) + 1
             log.info("%s: match %s for %s", state.tournament_id, pairing.match_id, " v ".join(pairing.seats))
 
-    async def _end_matches(self, state: TournamentState, match_ids: set[str]) -> None:
-        """End the matches of `match_ids`' pairings if they were decided without being played out
-        (once per process; again after a restart: `duplicate`). A pairing decided as it was paired
-        never had a match: its record is refused `unknown_match`, which changes nothing."""
-        for pairing in state.pairings:
-            record = None
-            if pairing.match_id in match_ids and must_end(pairing):
-                record = adjudicate_record(pairing)
-            if record is None or record["event_id"] in self.sent:
+    async def _end_matches(self, state: TournamentState, pairings: list[Pairing]) -> None:
+        """End the matches of `pairings`, decided without being played out (`to_end`), once per
+        process; again after a restart: `duplicate`. A pairing decided as it was paired never had a
+        match: its record is refused `unknown_match`, which changes nothing."""
+        for pairing in pairings:
+            record = adjudicate_record(pairing)
+            if record["event_id"] in self.sent:
                 continue
             await self.producer.send(self.settings.topics.moves, orjson.dumps(record), key=pairing.match_id.encode())
             self.sent.add(record["event_id"])
