@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from games.core import Rejected
 from games.match import check_action
 from schemas.base import EventId, Seat
+from schemas.tournament import DIRECTOR
 from services.common.projection import Projection
 
 from .errors import ApiError
@@ -59,6 +60,10 @@ def seat_action(match_id: str, seat: int, seats: list[str | None], body: ActionR
         raise ApiError(403, "forbidden", f"this credential is for seat {seat}, not seat {body.seat}")
     if not isinstance(body.action.get("type"), str):
         raise ApiError(422, "malformed", 'action: needs a "type" (e.g. {"type": "resign"})')
+    if body.action["type"] == "adjudicate":  # the rules would reject it `forbidden`: not worth a log record
+        raise ApiError(
+            403, "forbidden", f"a seat may not adjudicate: only the tournament service ({DIRECTOR}) does, on the log"
+        )
     try:
         if game:  # (unknown only while a rebuild empties the projection: the rules check it then)
             check_action(game, body.action)

@@ -148,8 +148,8 @@ def test_nobody_plays_or_loses_a_rated_match_for_someone_else(stack):
 
 def test_only_the_creator_operator_ends_a_match_it_created_and_nobody_takes_its_id(stack):
     """A tournament's match (created by plylog-tournaments, its players seated): neither of its players
-    nor anyone else may `adjudicate` it through the gateway (the result is rejected `forbidden`), and no
-    guest may call themselves `plylog-tournaments`."""
+    nor anyone else may `adjudicate` it through the gateway (refused at the door, nothing written), and
+    no guest may call themselves `plylog-tournaments`."""
     taken = stack.http.post("/v1/players", json={"name": "plylog-tournaments"})
     assert taken.status_code == 422, taken.text
     created = stack.http.post(
@@ -163,10 +163,11 @@ def test_only_the_creator_operator_ends_a_match_it_created_and_nobody_takes_its_
             f"/v1/matches/{match_id}/actions?wait=true",
             headers=auth(token),
             json={"action": {"type": "adjudicate", "winner": seat, "reason": "forfeit"}},
-        ).json()
-        assert answer["status"] == "rejected" and answer["reason"]["code"] == "forbidden", answer
-        assert "plylog-tournaments" in answer["reason"]["message"]
-    assert stack.http.get(f"/v1/matches/{match_id}").json()["status"] == "active"
+        )
+        assert answer.status_code == 403 and answer.json()["error"]["code"] == "forbidden", answer.text
+        assert "plylog-tournaments" in answer.json()["error"]["message"]
+    match = stack.http.get(f"/v1/matches/{match_id}").json()
+    assert match["status"] == "active" and match["seq"] == 1, match
 
 
 def test_a_guest_creates_an_unrated_match(stack):
