@@ -37,3 +37,18 @@ def write_export(directory: Path, match_id: str, moves: list[bytes], results: li
     moves_file.write_bytes(b"".join(line + b"\n" for line in moves))
     (directory / f"{match_id}.results.jsonl").write_bytes(b"".join(line + b"\n" for line in [*chained, receipt]))
     return moves_file
+
+
+def changed_digit(line: bytes, after: bytes) -> bytes:
+    """The line with the first digit after `after` replaced by another digit (one byte changed)."""
+    at = line.index(after) + len(after)
+    while not line[at : at + 1].isdigit():
+        at += 1
+    return line[:at] + (b"1" if line[at : at + 1] != b"1" else b"2") + line[at + 1 :]
+
+
+def changed_first(line: bytes, after: bytes) -> bytes:
+    """The line with the character right after `after` (a hex or base64url value's first) changed
+    to another of both alphabets."""
+    at = line.index(after) + len(after)
+    return line[:at] + (b"0" if line[at : at + 1] != b"0" else b"1") + line[at + 1 :]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 
 import orjson
@@ -18,7 +17,7 @@ from games.receipts import GENESIS, next_link
 from services.cli._verify_checks import Export, verify_export
 from services.cli.main import app
 from services.common.receipt_keys import KEYRING_FILE, key_id, load_keyring, rotate, signature_valid
-from tests.receipt_support import topic_results, with_chain, write_export
+from tests.receipt_support import changed_digit, changed_first, topic_results, with_chain, write_export
 
 OPTIONS = {
     "strands": {"layout": "small-4"},
@@ -40,15 +39,6 @@ def lines(path) -> list[bytes]:
 def export_of(moves_file) -> Export:
     results_file = moves_file.with_name(moves_file.name.replace(".moves.", ".results."))
     return Export(moves_file.name, results_file.name, lines(moves_file), lines(results_file))
-
-
-def changed_digit(line: bytes, after: bytes) -> bytes:
-    """The line with the first digit after `after` replaced by another digit (one byte changed)."""
-    at = line.index(after) + len(after)
-    found = re.compile(rb"[0-9]").search(line, at)
-    assert found is not None, line
-    old = line[found.start()]
-    return line[: found.start()] + bytes([ord("1") if old != ord("1") else ord("2")]) + line[found.start() + 1 :]
 
 
 def rewrite(path, number: int, change) -> None:
@@ -103,9 +93,9 @@ def test_a_changed_byte_is_named_by_file_line_and_kind(tmp_path, keyring, game):
     cases = [
         (moves_file, line, lambda b: changed_digit(b, b'"action"'), "move"),
         (results_file, line, lambda b: changed_digit(b, b'"view"'), "result"),
-        (results_file, line, lambda b: changed_digit(b, b'"chain":"'), "chain"),
-        (results_file, receipt_line, lambda b: changed_digit(b, b'"signature":"'), "signature"),
-        (results_file, receipt_line, lambda b: changed_digit(b, b'"chain":"'), "signature"),
+        (results_file, line, lambda b: changed_first(b, b'"chain":"'), "chain"),
+        (results_file, receipt_line, lambda b: changed_first(b, b'"signature":"'), "signature"),
+        (results_file, receipt_line, lambda b: changed_first(b, b'"chain":"'), "signature"),
     ]
     for path, number, change, what in cases:
         for restored, content in pristine.items():
