@@ -8,6 +8,7 @@ needs the key pinned, `plylog verify --keys`). docs/verifying.md describes the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,12 +45,14 @@ def summarise(match_id: str, results: list[dict[str, Any]]) -> Summary:
     return Summary(match_id, rules, outcome, link, seq, chained)
 
 
-def seal(match_id: str, result_lines: list[bytes], keyring: Keyring) -> bytes | None:
+def seal(match_id: str, result_lines: list[bytes], keys: Keyring | Callable[[], Keyring]) -> bytes | None:
     """The receipt line for a match's results, or None for a legacy match (no chain links): its
-    results carry no chain, so there is nothing a signature could bind the moves to."""
+    results carry no chain, so there is nothing a signature could bind the moves to. `keys` may
+    be a function giving the keyring: called only for a chained match (no key is made for none)."""
     summary = summarise(match_id, [orjson.loads(line) for line in result_lines])
     if not summary.chained:
         return None
+    keyring = keys if isinstance(keys, Keyring) else keys()
     payload = signed_payload(match_id, summary.rules, summary.outcome, summary.chain, summary.seq, keyring.kid)
     receipt = {
         "v": 1,

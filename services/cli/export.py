@@ -8,6 +8,7 @@ range reads every partition once, keeping in memory the matches of one partition
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -151,7 +152,7 @@ def export_logs(
     with_results: bool,
     check: bool,
     totals: Totals,
-    keyring: Keyring | None = None,
+    keyring: Callable[[], Keyring] | None = None,
 ) -> None:
     """Write the logs (and their results) of one partition; append them to the index. With a
     keyring, each match's results file (not a combined one) ends with its signed receipt, when
@@ -222,9 +223,10 @@ def export_match(settings: Settings, match_id: str, out: Path | None, with_resul
     return totals
 
 
-def _keyring(settings: Settings, with_results: bool) -> Keyring | None:
-    """The receipt signing keys (made on first use), when results are exported."""
-    return load_keyring(settings.home) if with_results else None
+def _keyring(settings: Settings, with_results: bool) -> Callable[[], Keyring] | None:
+    """The receipt signing keys when results are exported, loaded (made, the first time) only
+    when a match to seal comes: exporting legacy matches makes no key."""
+    return functools.cache(lambda: load_keyring(settings.home)) if with_results else None
 
 
 def export_range(
