@@ -40,7 +40,7 @@ class Finding:
 @dataclass
 class Verdict:
     finding: Finding | None = None
-    receipt: str = "none"  # "signed" (signature checked), "none" (legacy), "missing"
+    receipt: str = "none"  # "signed" (signature checked), "none" (legacy), "missing", "combined" (many matches)
     notes: list[str] = field(default_factory=list)
     results: int = 0
 
@@ -95,11 +95,14 @@ def _check_lines(export: Export, results: list[dict[str, Any]]) -> Finding | Non
             short[0], at, short[1], f"{len(export.moves)} moves but {len(results)} results: a line is missing"
         )
     chained = any("chain" in result for result in results)
-    link = GENESIS(results[0]["match_id"]) if results and isinstance(results[0].get("match_id"), str) else ""
+    links: dict[str, str] = {}  # match -> its last link (a combined export holds many matches)
     for number, (taken, stored) in enumerate(
         zip(replay_lines(export.moves, export.moves_name), results, strict=True), start=1
     ):
-        expected = next_link(link, stored) if link and extends_chain(stored) else None
+        match = stored.get("match_id")
+        expected = None
+        if isinstance(match, str) and extends_chain(stored):
+            expected = next_link(links.get(match) or GENESIS(match), stored)
         if _compared(taken.result) != _compared(stored):
             return _blame(export, number, chained, stored, expected)
         if chained and stored.get("chain") != expected:
@@ -107,7 +110,8 @@ def _check_lines(export: Export, results: list[dict[str, Any]]) -> Finding | Non
             return Finding(
                 export.results_name, number, "chain", f"carries {what}: sha256(previous link + result) is {expected}"
             )
-        link = expected or link
+        if expected is not None and isinstance(match, str):
+            links[match] = expected
     return None
 
 
@@ -140,6 +144,10 @@ def _check_receipt(
     pinned: list[dict[str, Any]] | None,
     verdict: Verdict,
 ) -> None:
+    matches = {result.get("match_id") for result in results if result.get("status") == "accepted"}
+    if receipt is None and len(matches) > 1:
+        verdict.receipt = "combined"  # a --combined export: receipts are per match, so none
+        return
     match_id = results[0]["match_id"] if results else ""
     summary = summarise(match_id, results)
     line = len(results) + 1

@@ -60,7 +60,7 @@ def verify(
         help="Trust only these public keys: a keyring file, or a saved `GET /v1/keys` answer of the service.",
     ),
     require_receipt: bool = typer.Option(
-        False, "--require-receipt", help="Fail (exit 1) when the export has no signed receipt (a legacy match)."
+        False, "--require-receipt", help="Fail (exit 1) when the export has no signed receipt (a legacy match, a combined export)."
     ),
 ) -> None:
     """Check an exported match offline: no stack, no network.
@@ -94,8 +94,10 @@ def _report(verdict: Verdict, moves_file: Path, require_receipt: bool) -> None:
         typer.echo(f"note: {note}", err=True)
     if verdict.finding is not None:
         _fail(DOES_NOT_VERIFY, f"does not verify: {verdict.finding}")
-    if verdict.receipt == "none":
-        message = f"{moves_file.name}: {verdict.results} results refold; no receipt (created before receipts)"
+    if verdict.receipt in ("none", "combined"):
+        message = f"{moves_file.name}: {verdict.results} results refold; no receipt " + (
+            "(created before receipts)" if verdict.receipt == "none" else "(many matches: export one with --match)"
+        )
         if require_receipt:
             _fail(DOES_NOT_VERIFY, f"{message}, and --require-receipt wants one")
         typer.echo(message)

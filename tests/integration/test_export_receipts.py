@@ -45,9 +45,7 @@ def exported(kafka_bootstrap, tmp_path, match_id: str, chained: bool) -> tuple[l
             "PLYLOG_HOME": str(tmp_path / "home"),
         }
         out = tmp_path / f"{match_id}.moves.jsonl"
-        answer = CliRunner().invoke(
-            app, ["export", "--match", match_id, "--results", "--out", str(out)], env=env
-        )
+        answer = CliRunner().invoke(app, ["export", "--match", match_id, "--results", "--out", str(out)], env=env)
         assert answer.exit_code == 0, answer.output
     finally:
         kafka_admin.delete_topics(kafka_bootstrap, topics.all())

@@ -170,3 +170,15 @@ def test_verify_command_exit_codes(tmp_path, keyring):
     (tmp_path / "old.results.jsonl").write_bytes(b"".join(line + b"\n" for line in topic_results(moves)))
     assert runner.invoke(app, ["verify", str(legacy)]).exit_code == 0
     assert runner.invoke(app, ["verify", str(legacy), "--require-receipt"]).exit_code == 1
+
+
+def test_interleaved_matches_each_keep_their_own_chain():
+    (first, a), (second, b) = played("strands"), played("mind_ninja")
+    moves = [line for pair in zip(a, b, strict=False) for line in pair] + a[len(b) :] + b[len(a) :]
+    results = with_chain(topic_results(moves))  # chained over the whole file: wrong for either match
+    per_match = {m: with_chain(topic_results(log)) for m, log in ((first, a), (second, b))}
+    rightly = [per_match[orjson.loads(line)["match_id"]].pop(0) for line in moves]
+    verdict = verify_export(Export("c.moves.jsonl", "c.results.jsonl", moves, rightly))
+    assert verdict.finding is None and verdict.receipt == "combined", verdict
+    finding = verify_export(Export("c.moves.jsonl", "c.results.jsonl", moves, results)).finding
+    assert finding is not None and (finding.line, finding.what) == (2, "chain"), finding
