@@ -60,7 +60,9 @@ def verify(
         help="Trust only these public keys: a keyring file, or a saved `GET /v1/keys` answer of the service.",
     ),
     require_receipt: bool = typer.Option(
-        False, "--require-receipt", help="Fail (exit 1) when the export has no signed receipt (a legacy match, a combined export)."
+        False,
+        "--require-receipt",
+        help="Fail (exit 1) when the export has no signed receipt (a legacy match, a combined export).",
     ),
 ) -> None:
     """Check an exported match offline: no stack, no network.
