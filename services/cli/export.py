@@ -8,6 +8,7 @@ range reads every partition once, keeping in memory the matches of one partition
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -22,10 +23,12 @@ import typer
 from games.timeutil import to_ms
 from services.cli._ids import checked_match_id
 from services.common.kafka_partition import partition_of
+from services.common.receipt_keys import Keyring, load_keyring
 from services.common.settings import Settings, Topics, load
 
 from ._errors import CliError
 from ._match_logs import MatchLog, PartitionCollector, compare_replay, pair_results
+from ._receipt import seal
 from ._topic_reader import TopicReader
 
 
@@ -105,6 +108,7 @@ class Totals:
     results: int = 0
     left_out: int = 0
     replayed: int = 0
+    receipts: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -148,8 +152,11 @@ def export_logs(
     with_results: bool,
     check: bool,
     totals: Totals,
+    keyring: Callable[[], Keyring] | None = None,
 ) -> None:
-    """Write the logs (and their results) of one partition; append them to the index."""
+    """Write the logs (and their results) of one partition; append them to the index. With a
+    keyring, each match's results file (not a combined one) ends with its signed receipt, when
+    its results carry a receipt chain (_receipt.seal)."""
     paired = pair_results(logs, reader.records(topics.results, logs[0].partition)) if with_results and logs else {}
     for log in logs:
         if log.unwritable:
@@ -168,7 +175,9 @@ def export_logs(
                 continue
         write_lines(layout.moves(log), [record.value for record in log.moves], append=layout.combined)
         if with_results:
-            write_lines(layout.results(log), answers, append=layout.combined)
+            receipt = None if layout.combined or keyring is None else seal(log.match_id, answers, keyring)
+            write_lines(layout.results(log), answers + ([receipt] if receipt else []), append=layout.combined)
+            totals.receipts += receipt is not None
         if layout.index is not None:
             write_lines(layout.index, [orjson.dumps(_index_entry(log, layout, with_results))], append=True)
         totals.matches += 1
@@ -210,8 +219,14 @@ def export_match(settings: Settings, match_id: str, out: Path | None, with_resul
                 f"of {partitions})",
                 "check the match id, PLYLOG_TOPIC_PREFIX and KAFKA_BOOTSTRAP_SERVERS",
             )
-        export_logs(reader, topics, logs, layout, with_results, check, totals)
+        export_logs(reader, topics, logs, layout, with_results, check, totals, _keyring(settings, with_results))
     return totals
+
+
+def _keyring(settings: Settings, with_results: bool) -> Callable[[], Keyring] | None:
+    """The receipt signing keys when results are exported, loaded (made, the first time) only
+    when a match to seal comes: exporting legacy matches makes no key."""
+    return functools.cache(lambda: load_keyring(settings.home)) if with_results else None
 
 
 def export_range(
@@ -228,12 +243,13 @@ def export_range(
     layout = Layout(directory, combined)
     layout.start(with_results)
     totals = Totals()
+    keyring = None if combined else _keyring(settings, with_results)
     with TopicReader(settings.kafka_bootstrap) as reader:
         partitions = _partition_count(reader, topics, with_results)
         for partition in range(partitions):
             collector = PartitionCollector(partition, partitions, created_between(since_ms, until_ms))
             logs = collect(reader, topics, collector, progress, partitions)
-            export_logs(reader, topics, logs, layout, with_results, check, totals)
+            export_logs(reader, topics, logs, layout, with_results, check, totals, keyring)
     if check and combined and totals.matches:
         _check_combined(layout, totals)
     return totals
@@ -278,7 +294,8 @@ def export(
         False,
         "--results",
         help="Also write each log's result records from the results "
-        "topic, one per move record, in the same order, to NAME.results.jsonl beside it.",
+        "topic, one per move record, in the same order, to NAME.results.jsonl beside it; for a match "
+        "with a receipt chain, a last line with its signed receipt (`plylog verify` checks it).",
     ),
     combined: bool = typer.Option(
         False,
@@ -297,7 +314,9 @@ def export(
     """Export match logs from Kafka as JSON Lines files that `plylog replay --file` folds.
 
     Each line is a move record exactly as its bytes are on the topic, in offset order. With
-    `--results`, line n of the results file is the topic's result for line n of the log, so the
+    `--results`, line n of the results file is the topic's result for line n of the log (a match
+    created with a rules version gets one more line, its receipt, signed with the key in
+    $PLYLOG_HOME/receipt-keys.json; not in a --combined export), so the
     result `plylog replay --file` gives for line n is the same bytes apart from `source`
     ({file, line} offline, {partition, offset} on the topic); `--check` verifies exactly that.
     A time range also writes index.jsonl: per match its game, created_at, partition, files and the
@@ -336,6 +355,8 @@ def _report(totals: Totals, where: str, check: bool, elapsed: float, topics: Top
         f"exported {totals.matches} matches: {totals.moves} move records, {totals.results} results, to {where} "
         f"in {elapsed:.1f}s; {totals.left_out} records keyed by these matches left out (see --help)"
     )
+    if totals.receipts:
+        echo(f"signed {totals.receipts} receipts (check one with `plylog verify FILE`)")
     if check:
         echo(
             f"check: {totals.replayed} replayed results compared with {topics.results}, byte for byte apart from source"

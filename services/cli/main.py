@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "services.cli.stack",  # up, down, status, setup
     "services.cli.replay",  # replay
     "services.cli.export",  # export
+    "services.cli.verify",  # verify (offline), keys list|rotate
     "services.cli.schemas_cmd",  # schemas export
     "services.cli.workers",  # worker rules|projector
     "services.cli.audit",  # audit

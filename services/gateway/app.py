@@ -18,6 +18,7 @@ from services.common.settings import Settings
 
 from . import api, errors, lobby, notify_api, ops, play, players, seat_socket, tournaments
 from .config import GatewayConfig
+from .keys_api import keys_router
 from .limits import BodyLimitMiddleware
 from .metrics import Metrics, MetricsMiddleware
 from .resources import open_resources
@@ -51,6 +52,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(players.router)  # my games, rating history, recent matches
     app.include_router(lobby.router)  # seeks and pools (the matchmaker decides them)
     app.include_router(tournaments.router)  # tournaments: create, register, withdraw, views, SSE
+    app.include_router(keys_router(settings.home))  # GET /v1/keys: the receipts' public keys
     app.include_router(ops.router)  # /healthz, /livez, /readyz, /metrics
     app.include_router(seat_socket.router)  # the seat socket, GET /v1/matches/{id}/play (WebSocket)
     if (STATIC_DIR / "index.html").is_file():

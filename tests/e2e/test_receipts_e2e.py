@@ -1,0 +1,117 @@
+"""Receipts end to end (issue 42): a match of each game played through the gateway, exported with
+`plylog export`, verified by a `plylog verify` subprocess whose environment points at nothing (no
+Kafka, no Redis, an empty PLYLOG_HOME), tampered copies failing with the line named; the keys the
+gateway serves pin the signature, and a rotation keeps an earlier export valid.
+
+Until the fold emits `chain` (h42-versions), the exported results are chained as the fold will
+chain them and sealed with the export's own `seal` (tests/receipt_support.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from services.cli._receipt import seal
+from services.common.receipt_keys import load_keyring
+from tests.receipt_support import changed_digit, changed_first, with_chain
+
+from .test_gateway_e2e import GAMES, create, play_to_end
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+PLYLOG = str(Path(sys.executable).with_name("plylog"))
+
+
+def plylog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PLYLOG, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def offline_env(tmp_path: Path) -> dict[str, str]:
+    """Nothing to reach: closed ports and an empty home (verify must not need them)."""
+    empty = tmp_path / "empty-home"
+    empty.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "PLYLOG_HOME": str(empty),
+        "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:9",
+        "REDIS_URL": "redis://127.0.0.1:9/0",
+    }
+
+
+def tampered(source: Path, directory: Path, number: int, change) -> None:
+    """A copy of the export in `directory` with one byte of line `number` of `source` changed."""
+    directory.mkdir()
+    for path in source.parent.glob(f"{source.name.split('.')[0]}.*.jsonl"):
+        shutil.copy(path, directory / path.name)
+    copy = directory / source.name
+    content = copy.read_bytes().splitlines()
+    content[number - 1] = change(content[number - 1])
+    copy.write_bytes(b"".join(line + b"\n" for line in content))
+
+
+def test_matches_of_every_game_exported_verify_offline_and_tampered_copies_fail_naming_the_line(stack, tmp_path):
+    home = stack.gateway.dir  # the gateway's PLYLOG_HOME: the keyring export signs with and /v1/keys serves
+    online = {
+        **os.environ,
+        "PLYLOG_HOME": str(home),
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
+        "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
+    }
+    offline = offline_env(tmp_path)
+    for number, game in enumerate(GAMES):
+        match = create(stack, game)
+        play_to_end(stack, match, seed=40 + number)
+        match_id = match["match_id"]
+        legacy = tmp_path / "legacy" / f"{match_id}.moves.jsonl"
+        legacy.parent.mkdir(exist_ok=True)
+        exported = plylog("export", "--match", match_id, "--results", "--check", "--out", str(legacy), env=online)
+        assert exported.returncode == 0, exported.stderr
+
+        # today's matches state no rules version: refolded and checked, no receipt
+        plain = plylog("verify", str(legacy), env=offline)
+        assert plain.returncode == 0, plain.stderr
+        assert "no receipt (created before receipts)" in plain.stdout
+        assert plylog("verify", str(legacy), "--require-receipt", env=offline).returncode == 1
+
+        # chained as the fold will chain them, sealed as export seals them
+        sealed = tmp_path / "sealed" / legacy.name
+        sealed.parent.mkdir(exist_ok=True)
+        shutil.copy(legacy, sealed)
+        results = with_chain(legacy.with_name(f"{match_id}.results.jsonl").read_bytes().splitlines())
+        receipt = seal(match_id, results, load_keyring(home))
+        assert receipt is not None
+        sealed.with_name(f"{match_id}.results.jsonl").write_bytes(b"".join(r + b"\n" for r in [*results, receipt]))
+        keys_file = tmp_path / "keys.json"
+        served = stack.http.get("/v1/keys")
+        assert served.status_code == 200 and "max-age" in served.headers["cache-control"]
+        keys_file.write_bytes(served.content)
+        verified = plylog("verify", str(sealed), "--keys", str(keys_file), "--require-receipt", env=offline)
+        assert verified.returncode == 0, verified.stderr
+
+        moves = len(legacy.read_bytes().splitlines())
+        results_file = sealed.with_name(f"{match_id}.results.jsonl")
+        for kind, source, line, change in [
+            ("move", sealed, 2, lambda b: changed_digit(b, b'"action"')),
+            ("result", results_file, moves, lambda b: changed_digit(b, b'"view"')),
+            ("chain", results_file, moves - 1, lambda b: changed_first(b, b'"chain":"')),
+            ("signature", results_file, moves + 1, lambda b: changed_first(b, b'"signature":"')),
+        ]:
+            copy = tmp_path / f"{game}-{kind}"
+            tampered(source, copy, line, change)
+            failed = plylog("verify", str(copy / sealed.name), "--keys", str(keys_file), env=offline)
+            assert failed.returncode == 1, (kind, failed.stdout, failed.stderr)
+            assert f"{source.name} line {line}: {kind}:" in failed.stderr, (kind, failed.stderr)
+
+    # a rotation: the gateway serves the new key and the retired one; the earlier export still verifies
+    rotated = plylog("keys", "rotate", env=online)
+    assert rotated.returncode == 0, rotated.stderr
+    keys = stack.http.get("/v1/keys").json()["keys"]
+    assert [k["status"] for k in keys] == ["current", "retired"]
+    (tmp_path / "keys-after.json").write_bytes(orjson.dumps({"keys": keys}))
+    after = plylog("verify", str(sealed), "--keys", str(tmp_path / "keys-after.json"), env=offline)
+    assert after.returncode == 0, after.stderr
