@@ -93,7 +93,7 @@ def play_and_finish(stack: RunningStack, headers: dict[str, str], other_headers:
         headers=auth(created["tokens"][0]),
     ).raise_for_status()
     deadline = time.monotonic() + 30
-    while stack.http.get(f"/v1/matches/{match_id}").json().get("status") != "finished":
+    while stack.http.get(f"/v1/matches/{match_id}").json().get("status") != "over":
         assert time.monotonic() < deadline, stack.logs()
         time.sleep(0.1)
     return match_id

@@ -41,6 +41,26 @@ const NAME_KEY = "plylog.player";
 const IDENTITY_KEY = "plylog.identity";
 const SEATS_KEY = "plylog.seats";
 
+const shownNames = {}; // player id -> the name its profile gives (null: none, show the id); never stored
+
+/** Asks the gateway once for the display names of the `ids` not asked yet, then calls `then`. */
+export async function learnNames(ids, then) {
+  const wanted = [...new Set(ids.filter((id) => id && !(id in shownNames) && !id.startsWith("bot:")))];
+  if (!wanted.length) return;
+  for (const id of wanted) shownNames[id] = null;
+  try {
+    Object.assign(shownNames, (await api.names(wanted)).names || {});
+    then();
+  } catch {
+    // no names: the ids are shown, as views have them
+  }
+}
+
+/** A player as pages show them: "name (id)" when their profile names them, else the id. */
+export function shownAs(id) {
+  return shownNames[id] ? `${shownNames[id]} (${id})` : id;
+}
+
 export function playerName() {
   let name = localStorage.getItem(NAME_KEY);
   if (!name) {
