@@ -48,8 +48,8 @@ def login(
         _print_json(answer)
         return
     typer.echo(
-        f"you are {answer['player']}, shown as {answer.get('name', name)} "
-        f"(token kept in {path}; others invite you by that id)"
+        f"you are {answer['player']} (shown as {answer.get('name', name)}; token kept in {path}; "
+        "others invite you by that id)"
     )
 
 

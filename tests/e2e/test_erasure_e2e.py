@@ -122,6 +122,9 @@ def test_after_erasure_the_name_is_nowhere_and_results_stay(stack, tmp_path: Pat
     assert name.lower().encode() in redis_text(client)  # the contact address: the scan would see it
     assert name.lower() in api_text(stack, player, match_id, headers)
 
+    refused = stack.http.post(f"/v1/players/{player}/erase", headers=other_headers)
+    assert refused.status_code == 403  # the operator's alone; names stay
+    assert stack.http.get("/v1/names", params={"player": player}).json()["names"] == {player: name}
     erased = cli(stack, "players", "erase", player)
     assert erased.returncode == 0 and f"{player}: erased" in erased.stdout, erased.stderr
     again = cli(stack, "players", "erase", player)
