@@ -276,7 +276,7 @@ def contract_topics(kafka_bootstrap, topic_prefix):
         p = topic_prefix if prefix is None else prefix
         kafka_admin.ensure_contract_topics(kafka_bootstrap, p, partitions, retention_ms)
         topics = plysettings.Topics(p)
-        made.extend(topics.all())
+        made.extend([*topics.all(), *topics.personal()])
         return topics
 
     yield make

@@ -63,3 +63,18 @@ def credential() -> Credential:
         "you have no identity on this gateway",
         "make one with `plylog login NAME`, or set PLYLOG_PLAYER_TOKEN (a guest token or your platform's JWT)",
     )
+
+
+def operator_credential() -> Credential:
+    """The operator key alone (PLYLOG_OPERATOR_KEY, else the local gateway's key file): for what only
+    the operator may do, whatever identity `plylog login` saved."""
+    key = os.environ.get("PLYLOG_OPERATOR_KEY", "").strip()
+    if key:
+        return Credential(key, None, "PLYLOG_OPERATOR_KEY")
+    key_file = load().home / OPERATOR_KEY_FILE
+    if key_file.exists() and os.access(key_file, os.R_OK):
+        return Credential(key_file.read_text().strip(), None, str(key_file))
+    raise CliError(
+        "this needs the operator key",
+        f"set PLYLOG_OPERATOR_KEY, or run it where the gateway keeps {key_file} (readable by you)",
+    )

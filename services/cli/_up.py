@@ -192,6 +192,7 @@ class Up(Launch):
         asked = {n: 1 if n in s.topics.single_partition() else s.partitions for n in s.topics.all()}
         # Just created on a cluster, a topic may not be in every broker's metadata yet: say what was asked.
         parts = ", ".join(f"{n} ({counts.get(n) or asked[n]})" for n in s.topics.all())
+        parts += ", " + ", ".join(f"{n} (1, compacted: personal data)" for n in s.topics.personal())
         self.line(
             "topics",
             f"{parts}, {s.replication_factor} replica(s): " + (f"created {len(created)}" if created else "all exist"),

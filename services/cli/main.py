@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "services.cli.bench_cmd",  # bench
     "services.cli.bots_cmd",  # bot-eval (offline, through the fold)
     "services.cli.bots_admin",  # bots list|enable|disable
+    "services.cli.players_cmd",  # players erase|name
     "services.cli.kafka_cmd",  # kafka-acls
     "services.cli.tournament_cmd",  # tournament create|register|withdraw|start|list|show|export|replay
 ]

@@ -39,14 +39,18 @@ def login(
     name: str = typer.Argument(..., help="Your name: letters, digits, '_', '.', '-' (up to 40)."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
 ) -> None:
-    """Make a guest identity on the gateway (NAME plus a random suffix, e.g. ann~k3f9xq) and keep its
-    token in $PLYLOG_HOME/identity.json: `new`, `join` and `tokens` then act as it."""
+    """Make a guest identity on the gateway (an opaque id, e.g. g~k3f9xq7m2pabcd4e; NAME is kept in
+    its sealed profile) and keep its token in $PLYLOG_HOME/identity.json: `new`, `join` and
+    `tokens` then act as it."""
     answer = _api().call("POST", "/v1/players", json={"name": name})
     path = save_identity(answer["player"], answer["token"])
     if as_json:
         _print_json(answer)
         return
-    typer.echo(f"you are {answer['player']} (token kept in {path}; others invite you by that id)")
+    typer.echo(
+        f"you are {answer['player']} (shown as {answer.get('name', name)}; token kept in {path}; "
+        "others invite you by that id)"
+    )
 
 
 def whoami() -> None:

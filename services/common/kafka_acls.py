@@ -91,6 +91,9 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(director, "topic", topics.moves, write),
         Grant(director, "topic", topics.outcomes, read),
         Grant(director, "group", topics.tournaments_group, read, prefixed=True),
+        # personal data (docs/personal-data.md): only the gateway writes and reads players' keys and
+        # sealed profiles (it makes guests and erases them); no reader, audit or export reads them
+        *(Grant(gateway, "topic", name, ("WRITE", "READ", "DESCRIBE")) for name in topics.personal()),
     ]
 
 

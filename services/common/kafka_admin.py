@@ -29,6 +29,9 @@ from .settings import DEFAULT_PARTITIONS, DEFAULT_TOPIC_PREFIX, FOREVER, Topics
 log = logging.getLogger(__name__)
 
 TOPIC_ALREADY_EXISTS = 36
+#: The personal-data topics (profiles, player keys) roll a segment and compact it within this; a
+#: deleted key is gone from every segment within about twice it (docs/personal-data.md, "How long").
+ERASURE_STEP_MS = 3_600_000
 
 
 class KafkaAdminError(RuntimeError):
@@ -52,7 +55,8 @@ def contract_topic_specs(
 ) -> list[TopicSpec]:
     """The contract topics for `prefix`: moves/results/deadletter get `partitions`
     partitions, outcomes and lobby exactly one; moves and lobby are kept forever, the others `retention_ms`; each
-    with `replication` replicas of which `min_insync` must have a write (acks=all)."""
+    with `replication` replicas of which `min_insync` must have a write (acks=all). The personal-data
+    topics (profiles, player keys) are compacted, one partition each."""
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
     t = Topics(prefix)
@@ -66,7 +70,25 @@ def contract_topic_specs(
         TopicSpec(t.deadletter, partitions, dict(keep), replication),
         TopicSpec(t.lobby, 1, dict(forever), replication),  # kept forever: pairings are replayed from it
         TopicSpec(t.tournaments, 1, dict(forever), replication),  # a tournament is replayed from its log
+        # personal data (docs/personal-data.md): compacted, a deleted key gone within a bound
+        *(TopicSpec(n, 1, personal_topic_configs(ERASURE_STEP_MS, min_insync), replication) for n in t.personal()),
     ]
+
+
+def personal_topic_configs(step_ms: int, min_insync: int = 1) -> dict[str, str]:
+    """A compacted topic whose deleted keys do not outlive about 2 x `step_ms`: a segment rolls at
+    the first write `step_ms` after it opened (segment.ms), the cleaner must compact a record at most
+    `step_ms` after it was written (max.compaction.lag.ms) and treats any dirt as worth a pass
+    (min.cleanable.dirty.ratio), and a tombstone itself is dropped `step_ms` after that pass."""
+    step = str(step_ms)
+    return {
+        "cleanup.policy": "compact",
+        "segment.ms": step,
+        "max.compaction.lag.ms": step,
+        "delete.retention.ms": step,
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.insync.replicas": str(min_insync),
+    }
 
 
 @contextlib.contextmanager

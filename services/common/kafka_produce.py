@@ -59,8 +59,9 @@ class Producer:
                 log.warning("Kafka at %s not reachable yet (%s); retrying", bootstrap, error)
                 await asyncio.sleep(1.0)
 
-    async def send(self, topic: str, value: bytes, key: bytes) -> None:
-        """Write one record and wait for its acknowledgement; ProduceFailed names why it was not."""
+    async def send(self, topic: str, value: bytes | None, key: bytes) -> None:
+        """Write one record (value None: a tombstone, on a compacted topic) and wait for its
+        acknowledgement; ProduceFailed names why it was not."""
         try:
             await self._producer.send_and_wait(topic, value, key=key)
         except Exception as error:

@@ -89,6 +89,15 @@ def prefs_key(prefix: str, player: str) -> str:
     return f"{keys_prefix(prefix)}prefs:{player}"
 
 
+def dead_letters_key(prefix: str, owner: str) -> str:
+    return f"{keys_prefix(prefix)}dead:{owner}"
+
+
+def player_keys(prefix: str, player: str) -> tuple[str, str, str]:
+    """Every key of one player's (endpoints, preferences, dead letters): what erasure deletes."""
+    return endpoints_key(prefix, player), prefs_key(prefix, player), dead_letters_key(prefix, player)
+
+
 def webhook_url(url: str, guard: Guard) -> tuple[str, int]:
     """(host, port) of an acceptable webhook URL; EndpointProblem otherwise. A host name is checked
     again when it is resolved, at each delivery (services/notifier/channels.py)."""
@@ -178,7 +187,7 @@ class Registry:
 
     async def dead_letters(self, owner: str, most: int = 50) -> list[dict[str, Any]]:
         """The owner's latest dead letters, newest first (written by the notifier's outbox)."""
-        found = await self.client.lrange(f"{keys_prefix(self.prefix)}dead:{owner}", 0, most - 1)
+        found = await self.client.lrange(dead_letters_key(self.prefix, owner), 0, most - 1)
         return [orjson.loads(x) for x in found]
 
     async def set_preferences(self, player: str, kinds: list[str], channels: list[str]) -> dict[str, list[str]]:

@@ -205,8 +205,22 @@ class Topics:
         """Tournament records (docs/tournaments.md), keyed by tournament id."""
         return f"{self.prefix}tournaments"
 
+    @property
+    def profiles(self) -> str:
+        """Players' profiles, each sealed with the player's own key (docs/personal-data.md); compacted."""
+        return f"{self.prefix}profiles"
+
+    @property
+    def player_keys(self) -> str:
+        """The per-player keys that open the profiles; erasure is a tombstone here; compacted."""
+        return f"{self.prefix}player-keys"
+
     def all(self) -> list[str]:
         return [self.moves, self.results, self.outcomes, self.deadletter, self.lobby]
+
+    def personal(self) -> tuple[str, str]:
+        """The topics with personal data (not in `all()`: readers and audits never read them)."""
+        return (self.profiles, self.player_keys)
 
     def single_partition(self) -> tuple[str, ...]:
         """The topics that always have one partition (each is one ordered fold)."""

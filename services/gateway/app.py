@@ -16,7 +16,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.common.settings import Settings
 
-from . import api, errors, lobby, notify_api, ops, play, players, seat_socket, tournaments
+from . import api, errors, lobby, notify_api, ops, people, play, players, seat_socket, tournaments
 from .config import GatewayConfig
 from .keys_api import keys_router
 from .limits import BodyLimitMiddleware
@@ -50,6 +50,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(api.router)  # the lobby, views, events, positions, SSE, leaderboards, stats
     app.include_router(notify_api.router)  # notification endpoints and preferences
     app.include_router(players.router)  # my games, rating history, recent matches
+    app.include_router(people.router)  # display names from sealed profiles; the operator's erasure
     app.include_router(lobby.router)  # seeks and pools (the matchmaker decides them)
     app.include_router(tournaments.router)  # tournaments: create, register, withdraw, views, SSE
     app.include_router(keys_router(settings.home))  # GET /v1/keys: the receipts' public keys

@@ -3,10 +3,11 @@
 Credentials (all in `Authorization: Bearer <credential>`):
 
 - **guest token** (`PLYLOG_AUTH=guest`, the default): `POST /v1/players {name}` makes a new
-  identity `<name>~<6 random characters>` and its token `g1.<player, base64url>.<HMAC>`. Anyone
-  may make identities; nobody can make one for a player id that exists (the suffix is random and
-  the token is signed with PLYLOG_SECRET), so nobody can act for, or give a rated result to,
-  someone else.
+  identity with an opaque id `g~<16 random characters>` (the name goes into the player's sealed
+  profile, docs/personal-data.md; ids made before, `<name>~<6 random characters>`, stay valid)
+  and its token `g1.<player, base64url>.<HMAC>`. Anyone may make identities; nobody can make one
+  for a player id that exists (the id is random and the token is signed with PLYLOG_SECRET), so
+  nobody can act for, or give a rated result to, someone else.
 - **platform token** (`PLYLOG_AUTH=jwt`): a JWT of the platform's own accounts, checked with a
   configured key (PyJWT): its claim `PLYLOG_JWT_PLAYER_CLAIM` (default `sub`) is the player id.
 - **operator key** (`PLYLOG_OPERATOR_KEY`, else the key made once into $PLYLOG_HOME/operator.key):
@@ -26,16 +27,15 @@ import binascii
 import hashlib
 import hmac
 import re
-import secrets
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from services.common.profiles import opaque_guest_id
+
 RESERVED_PREFIXES = ("bot:", "plylog-")
 GUEST_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")  # the whole name (fullmatch)
 UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})  # Unicode categories no player id holds
-GUEST_SUFFIX_ALPHABET = "abcdefghijkmnpqrstuvwxyz23456789"  # no 0/o, 1/l: read aloud, typed by hand
-GUEST_SUFFIX_LENGTH = 6
 OPERATOR = "plylog-operator"
 
 
@@ -99,15 +99,15 @@ class Authenticator:
 
     # --- guests ------------------------------------------------------------------------------------
     def new_guest(self, name: str) -> tuple[str, str]:
-        """(player id, guest token) of a new identity named `name` (checked: GUEST_NAME)."""
+        """(player id, guest token) of a new identity whose display name is `name` (checked:
+        GUEST_NAME); the id is opaque: the name is kept in the player's profile, not in the id."""
         if self.mode != "guest":
             raise InvalidCredential("guest identities are off here (PLYLOG_AUTH=jwt): sign in with your platform")
         if not GUEST_NAME.fullmatch(name):
             raise ValueError("a name is 1 to 40 letters, digits, '_', '.' or '-'")
         if reserved(name):
             raise ValueError(f"names starting {' or '.join(RESERVED_PREFIXES)} (in any case) are plylog's own")
-        suffix = "".join(secrets.choice(GUEST_SUFFIX_ALPHABET) for _ in range(GUEST_SUFFIX_LENGTH))
-        player = f"{name}~{suffix}"
+        player = opaque_guest_id()
         return player, self._guest_token(player)
 
     def _guest_token(self, player: str) -> str:

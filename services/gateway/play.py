@@ -28,7 +28,7 @@ from .auth import SEAT_CREDENTIAL, bearer
 from .errors import ApiError
 from .identity import Identity, player_problem
 from .matches import ActionRequest, Body, action_pending, known_match, refuse_if_over, seat_action
-from .resources import AccessDep, BotCapDep, PositionsDep, ProjectionDep, SubmitterDep
+from .resources import AccessDep, BotCapDep, NamesDep, PositionsDep, ProjectionDep, SubmitterDep
 from .submit import move_record
 from .tokens import SeatTokens
 from .tournaments import refuse_tournament_match_id
@@ -39,7 +39,10 @@ router = APIRouter()
 
 
 class NewPlayer(Body):
-    name: str = Field(description="1-40 letters, digits, '_', '.' or '-'; the id gets a random suffix: ann~k3f9xq")
+    name: str = Field(
+        description="1-40 letters, digits, '_', '.' or '-': the display name, kept in the player's sealed "
+        "profile (docs/personal-data.md); the id is opaque: g~k3f9xq7m2pabcd4e"
+    )
 
 
 class NewMatch(Body):
@@ -156,14 +159,15 @@ def _tokens_for(tokens: SeatTokens, identity: Identity, match_id: str, seats: li
 @router.post(
     "/v1/players", status_code=201, tags=["play"], summary="A new guest identity: its player id and token (guest mode)"
 )
-async def new_player(body: NewPlayer, request: Request, access: AccessDep) -> Any:
+async def new_player(body: NewPlayer, request: Request, access: AccessDep, names: NamesDep) -> Any:
     await access.limit_address(request)
     try:
         player, token = access.authenticator.new_guest(body.name)
     except ValueError as error:  # InvalidCredential (jwt mode) too
         status = 403 if access.authenticator.mode != "guest" else 422
         raise ApiError(status, "forbidden" if status == 403 else "malformed", str(error)) from None
-    return JSONResponse({"player": player, "token": token}, 201)
+    await names.register(player, body.name)
+    return JSONResponse({"player": player, "name": body.name, "token": token}, 201)
 
 
 @router.get("/v1/whoami", tags=["play"], summary="The player the bearer credential proves")

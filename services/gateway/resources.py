@@ -24,6 +24,7 @@ from starlette.requests import HTTPConnection
 
 from services.common import heap, redis_client
 from services.common.kafka_produce import Producer
+from services.common.kafka_table import KafkaTable
 from services.common.kafka_tail import TopicTail
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
@@ -38,6 +39,7 @@ from .identity import Authenticator
 from .live import LiveHub
 from .lobby_desk import LobbyDesk
 from .metrics import Metrics
+from .names import Names
 from .positions import Positions
 from .ratelimit import RateLimiter
 from .socket_session import SeatSockets
@@ -70,6 +72,7 @@ class Resources:
     health: Health
     lobby: LobbyDesk
     tournaments: TournamentDesk
+    names: Names
 
 
 @asynccontextmanager
@@ -126,6 +129,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
         if c.timekeeper_interval_s > 0:
             keeper = Timekeeper(projection, submitter, c.timekeeper_interval_s, metrics)
             _run_task(stack, keeper.run(), "timekeeper")
+        names = await _open_names(stack, s, producer, redis, keys)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(hub.connected.wait(), HUB_START_WAIT_S)
         resources = Resources(
@@ -145,6 +149,7 @@ async def open_resources(settings: Settings, config: GatewayConfig, metrics: Met
             health=Health(redis.ping, producer.ping, hub),
             lobby=LobbyDesk(producer, redis, keys, s.topics.lobby, projection),
             tournaments=TournamentDesk(producer, redis, s.topics.tournaments, c.redis_prefix),
+            names=names,
         )
         # what start-up made lives as long as the gateway, and so do its sockets (services/common/heap.py)
         heap.settle(young_threshold=heap.GATEWAY_YOUNG_THRESHOLD)
@@ -175,6 +180,23 @@ def _build_access(
         projection,
         metrics,
     )
+
+
+async def _open_names(
+    stack: AsyncExitStack, s: Settings, producer: Producer, redis: redis_client.AsyncClient, keys: Keys
+) -> Names:
+    """Players' keys and profiles, read from their compacted topics into memory (names.py)."""
+    tables = [
+        KafkaTable(s.kafka_bootstrap, topic, s.kafka_auth, name=f"plylog-gateway-{what}")
+        for topic, what in ((s.topics.player_keys, "keys"), (s.topics.profiles, "profiles"))
+    ]
+    for table in tables:
+        table.start()
+        stack.push_async_callback(asyncio.to_thread, table.stop)
+    names = Names(producer, s.topics, tables[0], tables[1], redis, keys.prefix)
+    if not await names.wait_ready():
+        log.warning("profiles: %s not read within %.0f s; names show as ids until they are", s.topics.personal(), 10)
+    return names
 
 
 def _run_task(stack: AsyncExitStack, work: Coroutine[Any, Any, None], name: str) -> None:
@@ -269,6 +291,10 @@ async def _tournaments(connection: HTTPConnection) -> TournamentDesk:
     return resources_of(connection).tournaments
 
 
+async def _names(connection: HTTPConnection) -> Names:
+    return resources_of(connection).names
+
+
 ConfigDep = Annotated[GatewayConfig, Depends(_config)]
 MetricsDep = Annotated[Metrics, Depends(_metrics)]
 ProjectionDep = Annotated[Projection, Depends(_projection)]  # the read side of the projection in Redis
@@ -282,3 +308,4 @@ SeatSocketsDep = Annotated[SeatSockets, Depends(_seat_sockets)]
 HealthDep = Annotated[Health, Depends(_health)]
 LobbyDep = Annotated[LobbyDesk, Depends(_lobby)]  # seeks and pools: plylog.lobby and the matchmaker's view
 TournamentsDep = Annotated[TournamentDesk, Depends(_tournaments)]  # tournament records and views
+NamesDep = Annotated[Names, Depends(_names)]  # display names from players' sealed profiles; erasure

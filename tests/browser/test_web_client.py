@@ -152,7 +152,8 @@ def test_strands_full_match_by_clicking_with_resume_and_leaderboard(new_page, we
     # The leaderboards list the winner.
     alice.goto("/leaderboards.html?game=strands")
     alice.wait_for_selector("body[data-loaded]")
-    assert alice.locator("#lb-wins tbody tr").first.inner_text().split() == ["1", player_id(bob), "1"]
+    # each player shown by the name of their profile, then their id (docs/personal-data.md)
+    assert alice.locator("#lb-wins tbody tr").first.inner_text().split() == ["1", "bob", f"({player_id(bob)})", "1"]
     assert player_id(bob) in alice.inner_text("#lb-rating") and player_id(alice) in alice.inner_text("#lb-played")
     assert alice.locator("#activity svg.chart").count() == 2
     screenshot(alice, "leaderboards")

@@ -159,7 +159,7 @@ def running_stack(
             process.stop()
         report = audit(Settings.from_env(kafka_bootstrap=bootstrap, topic_prefix=topics.prefix))
         with contextlib.suppress(Exception):
-            kafka_admin.delete_topics(bootstrap, [*topics.all(), topics.tournaments])
+            kafka_admin.delete_topics(bootstrap, [*topics.all(), topics.tournaments, *topics.personal()])
         with contextlib.suppress(Exception):
             client = redis.Redis.from_url(redis_url)
             for key in client.scan_iter(match=f"{prefix}*", count=1000):

@@ -208,7 +208,7 @@ def test_the_cli_logs_in_invites_and_joins_as_its_own_players(stack, tmp_path):
         return done.stdout
 
     ann, ben = tmp_path / "ann", tmp_path / "ben"
-    assert "you are ann~" in cli(ann, "login", "ann")
+    assert "you are g~" in cli(ann, "login", "ann")
     ben_id = cli(ben, "login", "ben").split()[2]
     created = cli(ann, "new", "strands", "--option", "layout=small-4", "--seat", "me", "--seat", ben_id, "--json")
     import orjson
@@ -218,6 +218,6 @@ def test_the_cli_logs_in_invites_and_joins_as_its_own_players(stack, tmp_path):
     joined = cli(ben, "join", answer["match_id"])
     assert f"{ben_id} holds seat 1" in joined
     assert f"seat 1 ({ben_id}): {answer['match_id']}.1." in cli(ben, "tokens", answer["match_id"])
-    assert cli(ann, "whoami").startswith("ann~")
+    assert cli(ann, "whoami").startswith("g~")
     resigned = orjson.loads(cli(ann, "act", answer["match_id"], '{"type": "resign"}'))  # no --token: the login's
     assert resigned["status"] == "accepted" and resigned["player"] == answer["seats"][0], resigned

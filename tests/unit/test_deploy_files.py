@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from services.common import kafka_acls
+from services.common import kafka_acls, kafka_admin
 from services.common.settings import RedisTarget, Topics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -227,7 +227,10 @@ def test_strimzi_topics_are_the_contract_topics_with_three_replicas():
         for _, doc in kubernetes_objects()
         if doc["kind"] == "KafkaTopic"
     }
-    assert sorted(topics) == sorted(CONTRACT.all())
+    assert sorted(topics) == sorted([*CONTRACT.all(), *CONTRACT.personal()])
+    for name in CONTRACT.personal():  # the bound on a deleted key's life, as `plylog up` sets it
+        wanted = kafka_admin.personal_topic_configs(kafka_admin.ERASURE_STEP_MS, 2)
+        assert {k: str(v) for k, v in topics[name]["config"].items()} == wanted and topics[name]["partitions"] == 1
     assert topics[CONTRACT.outcomes]["partitions"] == 1
     assert topics[CONTRACT.moves]["partitions"] == topics[CONTRACT.results]["partitions"]
     assert topics[CONTRACT.moves]["config"]["retention.ms"] == -1
@@ -243,6 +246,10 @@ def test_compose_topic_init_makes_exactly_the_contract_topics(path):
     made = re.findall(r"^\s*t (\w+)\s", command, re.M)
     assert sorted(f"plylog.{name}" for name in made) == sorted([*CONTRACT.all(), CONTRACT.tournaments])
     assert re.search(r"^\s*t outcomes\s+1\s", command, re.M)
+    personal = re.findall(r"^\s*c ([\w-]+)\s*$", command, re.M)
+    assert sorted(f"plylog.{name}" for name in personal) == sorted(CONTRACT.personal())
+    for key, value in kafka_admin.personal_topic_configs(kafka_admin.ERASURE_STEP_MS).items():
+        assert key == "min.insync.replicas" or f"--config {key}={value}" in command, key
 
 
 def test_the_compose_cluster_is_the_layout_of_plylog_up_cluster():

@@ -102,3 +102,10 @@ def test_the_rules_worker_alone_writes_what_it_derives_and_the_gateway_and_bots_
     assert not any(
         op in g.operations for g in kafka_acls.grants(TOPICS) for op in ("DELETE", "ALTER", "CLUSTER_ACTION")
     )
+
+
+def test_only_the_gateway_reads_or_writes_players_keys_and_profiles():
+    for topic in (TOPICS.profiles, TOPICS.player_keys):
+        users = {g.user for g in kafka_acls.grants(TOPICS) if g.resource == "topic" and g.name == topic}
+        assert users == {"plylog-gateway"}, topic
+        assert kafka_acls.writers(TOPICS, topic) == ["plylog-gateway"]

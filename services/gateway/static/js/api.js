@@ -92,6 +92,8 @@ export const api = {
   myGames: (token) => request("GET", "/v1/me/games", { token }),
   ratingHistory: (playerId, game) => request("GET", `/v1/players/${enc(playerId)}/ratings/${enc(game)}`),
   recent: (playerId) => request("GET", `/v1/players/${enc(playerId)}/recent`),
+  /** Display names from players' profiles (docs/personal-data.md): {names: {id: name | null}}. */
+  names: (playerIds) => request("GET", "/v1/names?" + playerIds.map((id) => `player=${enc(id)}`).join("&")),
 };
 
 /** A list out of a response that is either a list or an object holding one under `key`. */

@@ -2,7 +2,7 @@
 
 import { api, listOf } from "./api.js";
 import { activityChart, activityTable } from "./chart.js";
-import { GAME_TITLES, clear, h, header, messageArea, query } from "./ui.js";
+import { GAME_TITLES, clear, h, header, learnNames, messageArea, query, shownAs } from "./ui.js";
 
 const messages = messageArea();
 const root = h("main", { id: "leaderboards", class: "leaderboards" });
@@ -25,9 +25,10 @@ async function board(game, by, title) {
     body);
   try {
     const entries = listOf(await api.leaderboard(game, by, 20), "entries");
+    await learnNames(entries.map(entryName), () => {});
     clear(body, entries.length ? entries.map((entry, i) => h("tr", {},
       h("td", {}, String(entry.rank ?? i + 1)),
-      h("td", {}, h("a", { href: `/leaderboards.html?game=${game}&player=${encodeURIComponent(entryName(entry))}` }, entryName(entry))),
+      h("td", {}, h("a", { href: `/leaderboards.html?game=${game}&player=${encodeURIComponent(entryName(entry))}` }, shownAs(entryName(entry)))),
       h("td", { class: "num" }, String(entryValue(entry, by)))))
       : h("tr", {}, h("td", { colspan: 3, class: "hint" }, "no finished rated matches yet")));
   } catch (error) {

@@ -7,8 +7,8 @@ import { api, listOf } from "./api.js";
 import { followLive } from "./seat.js";
 import { GAMES, describeEvent, outcomeText, seatName } from "./games/index.js";
 import {
-  GAME_TITLES, clear, copyButton, formatClock, formatDays, h, header, identity, messageArea, playerName, query, rememberSeat,
-  seatOfToken, seatsOf, storedIdentity,
+  GAME_TITLES, clear, copyButton, formatClock, formatDays, h, header, identity, learnNames, messageArea, playerName, query,
+  rememberSeat, seatOfToken, seatsOf, shownAs, storedIdentity,
 } from "./ui.js";
 
 const matchId = query("id");
@@ -130,6 +130,7 @@ async function fetchMissingTokens(view) {
 function applyView(view) {
   if (state.view && view.seq < state.view.seq) return;
   fetchMissingTokens(view);
+  learnNames(view.seats || [], render);
   const changed = !state.view || view.seq !== state.view.seq;
   state.view = view;
   if (changed) {
@@ -216,7 +217,7 @@ function seatsLine(view) {
     const moving = view.status === "active" && (view.to_move || []).includes(seat);
     return h("li", { class: moving ? "moving" : "", dataset: { seat } },
       h("span", { class: "turn-mark", "aria-hidden": "true" }, moving ? "▶" : ""),
-      h("strong", {}, seatName(view.game, seat)), " ", view.seats[seat] || h("em", {}, "open"),
+      h("strong", {}, seatName(view.game, seat)), " ", view.seats[seat] ? shownAs(view.seats[seat]) : h("em", {}, "open"),
       mine.includes(seat) ? h("span", { class: "badge" }, "you") : null,
       String(view.seats[seat]).startsWith("bot:") ? h("span", { class: "badge bot", title: "a bot plays this seat" }, "computer") : null,
       view.clock ? h("span", { class: "clock mono", dataset: { seat }, "aria-label": `${seatName(view.game, seat)} clock` }) : null);

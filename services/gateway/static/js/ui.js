@@ -41,6 +41,32 @@ const NAME_KEY = "plylog.player";
 const IDENTITY_KEY = "plylog.identity";
 const SEATS_KEY = "plylog.seats";
 
+const shownNames = {}; // player id -> the name its profile gives (null: none, show the id); never stored
+const asking = {}; // player id -> the request that asks for its name (settled: the answer is in shownNames)
+
+/** Asks the gateway once for the display names of `ids`; once they are known (at once when they
+ * were already), resolves, and calls `then` if it had to wait. */
+export async function learnNames(ids, then) {
+  const players = [...new Set(ids.filter((id) => id && !id.startsWith("bot:")))];
+  const wanted = players.filter((id) => !(id in asking));
+  if (wanted.length) {
+    const request = api.names(wanted)
+      .then((answer) => { Object.assign(shownNames, answer.names || {}); })
+      .catch(() => {}); // no names: the ids are shown, as views have them
+    for (const id of wanted) asking[id] = request;
+  }
+  const pending = players.filter((id) => !(id in shownNames));
+  if (!pending.length) return;
+  await Promise.all(new Set(pending.map((id) => asking[id])));
+  for (const id of pending) if (!(id in shownNames)) shownNames[id] = null;
+  then();
+}
+
+/** A player as pages show them: "name (id)" when their profile names them, else the id. */
+export function shownAs(id) {
+  return shownNames[id] ? `${shownNames[id]} (${id})` : id;
+}
+
 export function playerName() {
   let name = localStorage.getItem(NAME_KEY);
   if (!name) {
