@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from schemas.lifecycle import Adjudicate, Create
 from schemas.tournament import DIRECTOR
+from schemas.upcast import stated_rules, upcast
 
 from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
@@ -152,7 +153,9 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         create = Create.model_validate(action)
     except ValidationError as error:
         raise Rejected("malformed", describe_validation_error(error, "create action")) from None
-    version = 1 if create.rules is None else rules_version(create.game, create.rules)
+    stated = stated_rules(action)
+    # read in its current form (schemas/upcast.py): a create that names no rules is `<game>/1`
+    version = rules_version(create.game, upcast("create", action)["rules"])
     game = get_game(create.game, version)
     options = game.normalise_options(create.options)
     created: Event = {
@@ -169,7 +172,7 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         created["invited"] = list(create.invited)  # only then: the events of other creates keep their bytes
     if not create.rated:
         created["rated"] = False  # only then, likewise
-    if create.rules is not None:
+    if stated:
         created["rules"] = rules_name(create.game, version)  # only then, likewise
     if player == DIRECTOR and player not in create.seats:
         # private: the state knows it, results keep their bytes; only the tournament service's, so
@@ -392,8 +395,8 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
     """The match after one event; game events go to the game's own evolve."""
     kind = event["type"]
     if kind == "match_created":
-        stated = event.get("rules")
-        version = 1 if stated is None else rules_version(event["game"], stated)
+        created = upcast("match_created", event)
+        version = rules_version(created["game"], created["rules"])
         game = get_game(event["game"], version)
         clock = event.get("clock")
         invited = event.get("invited")
@@ -410,7 +413,7 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
             unrated=event.get("rated") is False,
             creator=event.get("_creator"),
             rules_version=version,
-            rules_stated=stated is not None,
+            rules_stated=stated_rules(event),
         )
     assert state is not None, f"{kind} before match_created"
     if kind == "seat_joined":
