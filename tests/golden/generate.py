@@ -205,8 +205,34 @@ def unreadable() -> Log:
     return log
 
 
+TINY = {"layout": {"side": 2, "rows": ["22", "212", "22"]}}  # a centre 1 and six 2s
+
+
+def rules_versions() -> Log:
+    """Creates that state their rules (added with rules versions): strands/1 and strands/2 matches with
+    their receipt chains (accepted, rejected and duplicate results), and rules that do not exist."""
+    log = Log()
+    for match, rules in (("v1", "strands/1"), ("v2", "strands/2")):
+        log.send(match, "alice", create("strands", ["alice", "bob"], TINY, rules=rules))
+        log.send(match, "alice", {"type": "place", "cells": [[1, 0]]}, event_id=f"{match}-open")
+        log.send(match, "alice", {"type": "place", "cells": [[1, 0]]}, event_id=f"{match}-open")  # duplicate
+        log.send(match, "bob", {"type": "place", "cells": [[0, -1]]})  # v1 accepted, v2 illegal
+    log.send("v2", "bob", {"type": "place", "cells": [[0, -1], [-1, 1]]})
+    log.play_out("v1")
+    log.play_out("v2")
+    log.send("v3", "alice", create("strands", ["alice", "bob"], TINY, rules="strands/9"))  # unknown_rules
+    log.send("v4", "alice", create("strands", ["alice", "bob"], TINY, rules="mana/1"))  # unknown_rules
+    log.send("v5", "alice", create("strands", ["alice", "bob"], TINY, rules="strands"))  # malformed
+    log.send("v6", "alice", create("mana", ["alice", "bob"], {}, rules="mana/1"))
+    log.send("v6", "bob", {"type": "abort"})
+    return log
+
+
 def scenarios() -> dict[str, Callable[[], Log]]:
-    out: dict[str, Callable[[], Log]] = {"any/unreadable.jsonl": unreadable}
+    out: dict[str, Callable[[], Log]] = {
+        "any/unreadable.jsonl": unreadable,
+        "strands/rules-versions.jsonl": rules_versions,
+    }
     for game in GAME_NAMES:
         out[f"{game}/lifecycle.jsonl"] = lambda game=game: lifecycle(game)
         out[f"{game}/endings.jsonl"] = lambda game=game: endings(game)
