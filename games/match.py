@@ -144,7 +144,8 @@ def check_action(game: str, action: dict[str, Any]) -> None:
         vacation_days(action)
     elif kind in LIFECYCLE_TYPES and kind != "create":
         _only_type(action)
-    else:
+    else:  # version 1's action models: every version of every game has the same ones so far; a
+        # version that changes them must pass the match's version here (docs/evolving.md)
         get_game(game).parse_action(action)
 
 

@@ -128,3 +128,9 @@ def test_a_refold_of_interleaved_v1_and_v2_matches_folds_each_by_its_own_version
     a = replayer.feed(orjson.dumps({**orjson.loads(v1.records[1]), "event_id": "x1", "player": "bob", "action": one}))
     b = replayer.feed(orjson.dumps({**orjson.loads(v2.records[1]), "event_id": "x2", "player": "bob", "action": one}))
     assert a.result["status"] == "accepted" and b.result["reason"]["code"] == "illegal"
+
+
+def test_every_version_of_a_game_takes_version_1s_actions_as_the_door_assumes():
+    # games.match.check_action (the gateway's door) parses actions with version 1's models
+    for game, versions in RULES_VERSIONS.items():
+        assert all(get_game(game, v).action_models == get_game(game).action_models for v in versions), game
