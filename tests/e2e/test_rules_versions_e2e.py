@@ -118,3 +118,21 @@ def test_a_v1_and_a_v2_match_fold_by_their_own_rules_online_after_a_restart_and_
     assert [{**r, "source": None} for r in offline] == [
         {**orjson.loads(r), "source": None} for r in on_topic[v2["match_id"]]
     ]
+
+
+def test_plylog_new_asks_for_a_rules_version_and_the_create_states_it(stack, tmp_path: Path):
+    def as_ann(*args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PLYLOG_GATEWAY_URL": stack.url, "PLYLOG_HOME": str(tmp_path)}
+        env.pop("PLYLOG_OPERATOR_KEY", None)
+        return subprocess.run(
+            [sys.executable, "-m", "services.cli.main", *args], env=env, capture_output=True, text=True, timeout=60
+        )
+
+    assert as_ann("login", "ann").returncode == 0
+    created = as_ann("new", "strands", "--rules", "strands/2", "--seat", "me", "--seat", "-", "--json")
+    assert created.returncode == 0, created.stderr
+    match_id = orjson.loads(created.stdout)["match_id"]
+    first = next(fold_match_from_topic(match_id, stack.settings)).result
+    assert first["events"][0]["rules"] == "strands/2" and first["view"]["placement"] == "exact"
+    refused = as_ann("new", "strands", "--rules", "strands/7", "--json")
+    assert refused.returncode != 0 and "unknown_rules" in refused.stdout + refused.stderr
