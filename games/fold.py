@@ -22,6 +22,7 @@ from schemas.records import MoveRecord
 
 from .core import Rejected, describe_validation_error, public_event
 from .match import MatchState, create_match, execute, view
+from .receipts import GENESIS, next_link
 
 _EVENT_ID = re.compile(EVENT_ID_PATTERN)
 _MATCH_ID = re.compile(MATCH_ID_PATTERN)
@@ -235,6 +236,10 @@ def step(state: MatchState | None, record: MoveRecord | Unreadable, source: dict
     recent_ids = ((state.recent_ids if state is not None else "") + submission)[-ID_MEMORY * DIGEST_CHARS :]
     new_state = new_state.evolved(seq=current_seq + 1, recent_ids=recent_ids)
     result = _result(record, "accepted", new_state.seq, [public_event(e) for e in events], view(new_state), source)
+    if new_state.rules_stated:  # the receipt chain: only matches whose create stated their rules
+        link = next_link(new_state.chain or GENESIS(new_state.match_id), result)
+        result["chain"] = link
+        new_state = new_state.evolved(chain=link)
     ended_now = new_state.status == "over" and (state is None or state.status != "over")
     return Step(new_state, result, outcome_record(new_state) if ended_now else None, changed=True)
 

@@ -14,10 +14,11 @@ from pydantic import Field, ValidationError, field_validator
 
 from schemas.lifecycle import Adjudicate, Create
 from schemas.tournament import DIRECTOR
+from schemas.upcast import stated_rules, upcast
 
 from .clocks import AnyClockState, new_clock
 from .core import Event, Frozen, Game, Rejected, describe_validation_error, illegal
-from .registry import get_game
+from .registry import get_game, rules_name, rules_version
 from .timeutil import to_ms
 from .vacation import end_vacation, evolve_vacation, take_vacation, vacation_days, why_not_timed_out
 
@@ -52,6 +53,13 @@ class MatchState(Frozen):
     unrated: bool = Field(default=False, exclude_if=lambda value: not value)
     # The tournament service when it created the match (it alone may `adjudicate` it); None otherwise.
     creator: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    # The rules version the match is folded by for its whole life (docs/evolving.md). Stored states
+    # and creates without it are version 1; serialised only when not 1 or stated, so theirs keep their bytes.
+    rules_version: int = Field(default=1, exclude_if=lambda value: value == 1)
+    # Whether the create stated `rules`: only then does the match carry a receipt chain (`chain`,
+    # the last link: games/receipts.py), so legacy matches keep their result bytes.
+    rules_stated: bool = Field(default=False, exclude_if=lambda value: not value)
+    chain: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @field_validator("recent_ids", mode="before")
     @classmethod
@@ -61,7 +69,12 @@ class MatchState(Frozen):
 
     @property
     def rules(self) -> Game:
-        return get_game(self.game)
+        """The game under the match's own rules version."""
+        return get_game(self.game, self.rules_version)
+
+    @property
+    def rules_name(self) -> str:
+        return rules_name(self.game, self.rules_version)
 
     @property
     def rated(self) -> bool:
@@ -92,7 +105,7 @@ class MatchState(Frozen):
         # States stored before ids were digests kept every event id in clear (`event_ids`). They
         # are dropped: retries of submissions made before the upgrade are decided again.
         data.pop("event_ids", None)
-        data["board"] = get_game(data["game"]).load_state(data["board"])
+        data["board"] = get_game(data["game"], data.get("rules_version", 1)).load_state(data["board"])
         return cls.model_validate(data)
 
 
@@ -131,7 +144,8 @@ def check_action(game: str, action: dict[str, Any]) -> None:
         vacation_days(action)
     elif kind in LIFECYCLE_TYPES and kind != "create":
         _only_type(action)
-    else:
+    else:  # version 1's action models: every version of every game has the same ones so far; a
+        # version that changes them must pass the match's version here (docs/evolving.md)
         get_game(game).parse_action(action)
 
 
@@ -140,7 +154,10 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         create = Create.model_validate(action)
     except ValidationError as error:
         raise Rejected("malformed", describe_validation_error(error, "create action")) from None
-    game = get_game(create.game)
+    stated = stated_rules(action)
+    # read in its current form (schemas/upcast.py): a create that names no rules is `<game>/1`
+    version = rules_version(create.game, upcast("create", action)["rules"])
+    game = get_game(create.game, version)
     options = game.normalise_options(create.options)
     created: Event = {
         "type": "match_created",
@@ -156,6 +173,8 @@ def create_match(match_id: str, player: str, action: dict[str, Any], at: str) ->
         created["invited"] = list(create.invited)  # only then: the events of other creates keep their bytes
     if not create.rated:
         created["rated"] = False  # only then, likewise
+    if stated:
+        created["rules"] = rules_name(create.game, version)  # only then, likewise
     if player == DIRECTOR and player not in create.seats:
         # private: the state knows it, results keep their bytes; only the tournament service's, so
         # the states of every other operator's matches (matchmaker, operator) keep theirs too
@@ -377,7 +396,9 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
     """The match after one event; game events go to the game's own evolve."""
     kind = event["type"]
     if kind == "match_created":
-        game = get_game(event["game"])
+        created = upcast("match_created", event)
+        version = rules_version(created["game"], created["rules"])
+        game = get_game(event["game"], version)
         clock = event.get("clock")
         invited = event.get("invited")
         return MatchState(
@@ -392,6 +413,8 @@ def evolve(state: MatchState | None, event: Event) -> MatchState:
             created_at=event["at"],
             unrated=event.get("rated") is False,
             creator=event.get("_creator"),
+            rules_version=version,
+            rules_stated=stated_rules(event),
         )
     assert state is not None, f"{kind} before match_created"
     if kind == "seat_joined":

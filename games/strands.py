@@ -15,7 +15,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from schemas.strands import STRANDS_ACTIONS, Place, StrandsOptions
+from schemas.strands import STRANDS_ACTIONS, Place, StrandsOptions, StrandsOptionsV2
 
 from .core import Event, Frozen, Game, illegal
 from .hexgrid import HexBoard, hex_board
@@ -331,4 +331,12 @@ class Strands(Game):
         return f"{state.geometry.render(shown)}\n{groups}  (digits: empty cells with their number)"
 
 
+class StrandsV2(Strands):
+    """Rules `strands/2`: `exact` placement by default (the one change; see docs/rules/strands.md).
+    Everything else is version 1's, so a v2 match created with `placement: up_to` plays as v1."""
+
+    options_model = StrandsOptionsV2
+
+
 GAME = Strands()
+GAME_V2 = StrandsV2()

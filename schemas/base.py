@@ -22,6 +22,7 @@ RejectionCode = Literal[
     "match_over",
     "not_timed_out",
     "forbidden",
+    "unknown_rules",
 ]
 # What each rejection code means (docs/contract.md); the keys are exactly RejectionCode's values.
 REJECTION_MEANINGS = {
@@ -39,6 +40,7 @@ REJECTION_MEANINGS = {
     "not_timed_out": "claim_timeout while the seat to move still has time, or before the match has started",
     "forbidden": "the player may not write this action here: `adjudicate` by anyone but the tournament service "
     "(plylog-tournaments) in a match it created",
+    "unknown_rules": "a create whose `rules` names another game, or a version of its game that does not exist",
 }
 GameName = Literal["mastermind", "strands", "mana", "mind_ninja"]
 GAME_NAMES = get_args(GameName)
@@ -56,6 +58,12 @@ def is_match_id(value: Any) -> bool:
     A full match: Python's `$` would also let a trailing line break through (pydantic's does not)."""
     return isinstance(value, str) and _MATCH_ID.fullmatch(value) is not None
 
+
+#: A rules version as the wire names it: the game, a slash, a positive version number ("strands/2").
+RULES_PATTERN = r"^[a-z_]{1,32}/[1-9][0-9]{0,5}$"
+RulesName = Annotated[str, StringConstraints(pattern=RULES_PATTERN)]
+#: A link of a match's receipt chain (games/receipts.py): SHA-256, lowercase hex.
+CHAIN_PATTERN = r"^[0-9a-f]{64}$"
 
 PlayerId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 # RFC 3339 in UTC: 'Z' or a zero offset, optional fraction of a second.

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, ValidatorFunctionWrapHandler, WrapValidator
 
-from .base import Action, Event, GameName, PlayerId, Seat, Strict, Timestamp
+from .base import Action, Event, GameName, PlayerId, RulesName, Seat, Strict, Timestamp
 
 
 class Clock(Strict):
@@ -71,6 +71,12 @@ class Create(Action):
     rated: StrictBool = Field(
         default=True,
         description="false: the outcome is unrated (moves no rating); `match_created` then says `rated: false`",
+    )
+    rules: RulesName | None = Field(
+        default=None,
+        description="the rules version the match is played under for its whole life, e.g. `strands/2` (its game "
+        "must be `game`); absent: version 1 as it always was, with no receipt chain. The gateway states the version "
+        "in force (docs/evolving.md)",
     )
 
 
@@ -141,6 +147,7 @@ class MatchCreated(Event):
     clock: AnyClock | None = None
     invited: list[PlayerId | None] | None = Field(default=None, description="present when the create reserved seats")
     rated: Literal[False] | None = Field(default=None, description="present (false) only when the create said so")
+    rules: RulesName | None = Field(default=None, description="present only when the create stated its rules version")
     at: Timestamp
 
 

@@ -6,7 +6,18 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, Field, StrictInt
 
-from .base import GAME_NAMES, EventId, GameName, MatchId, PlayerId, RejectionCode, Strict, Timestamp, Version
+from .base import (
+    CHAIN_PATTERN,
+    GAME_NAMES,
+    EventId,
+    GameName,
+    MatchId,
+    PlayerId,
+    RejectionCode,
+    Strict,
+    Timestamp,
+    Version,
+)
 from .catalog import game_models, view_model
 from .lifecycle import LIFECYCLE_EVENTS, Outcome
 
@@ -70,6 +81,12 @@ class ResultRecord(Strict):
     at: str | None
     source: Source | None = None
     reason: Reason | None = None
+    chain: str | None = Field(
+        default=None,
+        pattern=CHAIN_PATTERN,
+        description="the receipt chain's link after this result (games/receipts.py); only on accepted, "
+        "non-duplicate results of a match whose create stated `rules`",
+    )
 
 
 class OutcomeRecord(Strict):

@@ -26,6 +26,13 @@ class StrandsOptions(Strict):
     placement: Literal["up_to", "exact"] = "up_to"
 
 
+class StrandsOptionsV2(StrandsOptions):
+    """Rules `strands/2`: the same options, but a turn covers exactly min(X, empty cells marked X)
+    unless the create says `"placement": "up_to"` (docs/rules/strands.md, "Rules versions")."""
+
+    placement: Literal["up_to", "exact"] = "exact"
+
+
 class Place(Action):
     type: Literal["place"]
     cells: list[Axial] = Field(min_length=1, max_length=64)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from games.fold import Unreadable, encode, read, replay_lines, step
+from schemas.upcast import upcast
 from services.common.kafka_partition import partition_of
 from services.common.kafka_read import Record
 
@@ -27,6 +28,7 @@ class MatchLog:
     partition: int
     game: str | None = None
     created_at: str | None = None
+    rules: str | None = None  # the rules version it is folded by (`<game>/1` when its create named none)
     moves: list[Record] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (offset, why)
     unwritable: list[tuple[int, str]] = field(default_factory=list)
@@ -35,6 +37,7 @@ class MatchLog:
         return {
             "match_id": self.match_id,
             "game": self.game,
+            "rules": self.rules,
             "created_at": self.created_at,
             "partition": self.partition,
             "records": len(self.moves),
@@ -61,14 +64,20 @@ def cannot_be_a_line(record: Record) -> str | None:
 
 
 def accepted_create(record: Record) -> dict | None:
-    """The view after `record` if it is a create the fold accepts for a match not yet created."""
+    """The result of `record` if it is a create the fold accepts for a match not yet created."""
     if record.value is None or b'"create"' not in record.value:
         return None
     parsed = read(record.value, record.key)
     if isinstance(parsed, Unreadable) or parsed.action.get("type") != "create":
         return None
     result = step(None, parsed).result
-    return result["view"] if result["status"] == "accepted" else None
+    return result if result["status"] == "accepted" else None
+
+
+def rules_of(created: dict) -> str:
+    """The rules version of a match from its create's result, read in the current form
+    (schemas/upcast.py: a `match_created` without `rules` is `<game>/1`)."""
+    return str(upcast("match_created", created["events"][0])["rules"])
 
 
 class PartitionCollector:
@@ -98,22 +107,24 @@ class PartitionCollector:
             self._before_or_at_create(key, record)
 
     def _before_or_at_create(self, key: bytes, record: Record) -> None:
-        view = accepted_create(record)
-        if view is None:
+        created = accepted_create(record)
+        if created is None:
             self.pending.setdefault(key, []).append(record)
             return
         earlier = self.pending.pop(key, [])
+        view = created["view"]
         if not self.wanted(view):
             self.passed_over.add(key)
             return
-        log = MatchLog(view["match_id"], self.partition, view["game"], view["created_at"])
+        log = MatchLog(view["match_id"], self.partition, view["game"], view["created_at"], rules_of(created))
         for seen in (*earlier, record):
             self._add(log, seen)
         self.logs[key] = log
 
     def _created(self, log: MatchLog, record: Record) -> None:
-        if log.created_at is None and (view := accepted_create(record)) is not None:
-            log.game, log.created_at = view["game"], view["created_at"]
+        if log.created_at is None and (created := accepted_create(record)) is not None:
+            log.game, log.created_at = created["view"]["game"], created["view"]["created_at"]
+            log.rules = rules_of(created)
 
     def _add(self, log: MatchLog, record: Record) -> MatchLog:
         why = why_left_out(record, log.match_id)

@@ -83,6 +83,9 @@ def new(
         None, "--vacation-days", help="Correspondence clocks: vacation days each player may take (default 7)."
     ),
     rated: bool = typer.Option(True, "--rated/--unrated", help="--unrated: the outcome moves no rating."),
+    rules: str | None = typer.Option(
+        None, "--rules", help="A rules version, e.g. strands/2 (default: the version in force; docs/evolving.md)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the whole answer as JSON."),
 ) -> None:
     """Create a match; prints its id and the seat tokens of your seats (keep them: they let you act)."""
@@ -103,6 +106,8 @@ def new(
         body["clock"] = parsed_clock
     if not rated:
         body["rated"] = False
+    if rules is not None:
+        body["rules"] = rules
     answer = _api().call("POST", "/v1/matches", token=cred.token, json=body)
     if as_json:
         _print_json(answer)

@@ -19,7 +19,8 @@ from pydantic import Field
 
 from games.core import Rejected
 from games.match import create_match as rules_create
-from schemas.base import GameName, MatchId, PlayerId
+from games.registry import current_rules
+from schemas.base import GameName, MatchId, PlayerId, RulesName
 from schemas.lifecycle import AnyClock
 from services.common import bot_directory
 from services.common.projection import Projection
@@ -62,6 +63,10 @@ class NewMatch(Body):
         default=None, description="operator only: who creates it (default: the credential's player)"
     )
     rated: bool = Field(default=True, description="false: an unrated match (its outcome moves no rating)")
+    rules: RulesName | None = Field(
+        default=None,
+        description="the game's rules version, e.g. `strands/2` (docs/evolving.md); omitted: the version in force",
+    )
 
 
 class JoinRequest(Body):
@@ -220,6 +225,8 @@ async def create_match(
         action["invited"] = invited
     if not body.rated:
         action["rated"] = False  # only then: a rated create keeps the bytes it always had
+    # every new match states its rules version, so it folds by it for its whole life (and is chained)
+    action["rules"] = body.rules or current_rules(body.game)
     record = move_record(match_id, body.creator or identity.player, action)
     try:  # the rules' own create, at the door: a create they would refuse is not written to the log
         rules_create(match_id, record["player"], action, record["at"])

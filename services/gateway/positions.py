@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 from games.match import MatchState
-from games.registry import get_game
 from services.common.projection import Projection
 
 from .errors import ApiError
@@ -78,7 +77,7 @@ def _listing(state: MatchState, seat: int, cap: int, budget_s: float) -> tuple[l
     `budget_s` of CPU: the games enumerate lazily, at a bounded cost per action."""
     started = time.thread_time()
     listed: list[dict[str, Any]] = []
-    for action in get_game(state.game).legal_actions(state.board, seat):
+    for action in state.rules.legal_actions(state.board, seat):  # the match's own rules version
         if len(listed) == cap or (len(listed) % 32 == 31 and time.thread_time() - started > budget_s):
             return listed, True
         listed.append(action)

@@ -11,6 +11,7 @@ import orjson
 import pytest
 from kafka import KafkaConsumer
 
+from games.registry import current_rules
 from services.gateway.tokens import SeatTokens
 from tests.e2e.gateway_stack import SECRET, StreamReader, auth, gateway_process, unique_redis_prefix
 
@@ -135,6 +136,34 @@ def test_a_chosen_match_id_the_projection_knows_is_refused_and_nothing_is_writte
     _error(taken, 409, "match_exists")
     assert "m-taken" in taken.json()["error"]["message"]
     assert _moves(gateway, 0) == []
+
+
+def test_a_create_states_the_rules_version_in_force_or_the_one_asked_for(gateway):
+    """Every match the gateway creates names its rules version in its create (docs/evolving.md), so
+    it folds by that version for its whole life; a version that does not exist is refused at the door."""
+    player = gateway.http.post("/v1/players", json={"name": "rulesy"}).json()
+    headers = auth(player["token"])
+    for body in ({}, {"rules": "strands/2"}):
+        created = gateway.http.post(
+            "/v1/matches", json={"game": "strands", "seats": [None, None], **body}, headers=headers
+        )
+        assert created.status_code in (201, 202), created.text
+    _error(
+        gateway.http.post(
+            "/v1/matches", json={"game": "strands", "seats": [None, None], "rules": "strands/9"}, headers=headers
+        ),
+        422,
+        "unknown_rules",
+    )
+    _error(
+        gateway.http.post(
+            "/v1/matches", json={"game": "strands", "seats": [None, None], "rules": "mana/1"}, headers=headers
+        ),
+        422,
+        "unknown_rules",
+    )
+    written = sorted(move["action"]["rules"] for move in _moves(gateway, 2))
+    assert written == [current_rules("strands"), "strands/2"]
 
 
 def test_rate_limit_answers_429_with_retry_after(gateway):

@@ -42,6 +42,15 @@ def test_a_match_log_is_its_readable_records_in_order():
     assert [offset for offset, _ in log.skipped] == [1, 2, 3]
     assert "tombstone" in log.skipped[0][1] and "'m2'" in log.skipped[2][1]
     assert log.game == "strands" and log.created_at == orjson.loads(good[0])["at"]
+    assert log.rules == "strands/1" and log.index_entry()["rules"] == "strands/1"  # upcast: it named none
+
+
+def test_a_match_log_names_the_rules_its_create_stated():
+    create = orjson.loads(playout("m1")[0])
+    create["action"]["rules"] = "strands/2"
+    collector = PartitionCollector(on_home("m1", [b""])[0].partition, PARTITIONS, wanted=lambda view: True)
+    collector.feed(on_home("m1", [orjson.dumps(create)])[0])
+    assert collector.logs[b"m1"].rules == "strands/2"
 
 
 def test_a_time_range_takes_matches_created_in_it_with_their_earlier_records():
