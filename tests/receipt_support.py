@@ -1,5 +1,6 @@
-"""Exports with receipts for tests, until the fold emits `chain` itself (h42-versions, issue 42):
-results of a log with the chain added as the fold will add it, and the receipt export writes."""
+"""Exports with receipts for tests (issue 42): the results of a log with their chain (as the fold
+writes it for a create that states `rules`; recomputed, so a forged log can be chained too), and
+the receipt export writes."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Kafka, no Redis, an empty PLYLOG_HOME), tampered copies failing with the line named; the keys the
 gateway serves pin the signature, and a rotation keeps an earlier export valid.
 
-Until the fold emits `chain` (h42-versions), the exported results are chained as the fold will
-chain them and sealed with the export's own `seal` (tests/receipt_support.py)."""
+Legacy matches (created without `rules`, so without a chain) are verified in
+tests/integration/test_export_receipts.py and tests/unit/test_receipts.py."""
 
 from __future__ import annotations
 
@@ -17,9 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from services.cli._receipt import seal
-from services.common.receipt_keys import load_keyring
-from tests.receipt_support import changed_digit, changed_first, with_chain
+from tests.receipt_support import changed_digit, changed_first
 
 from .test_gateway_e2e import GAMES, create, play_to_end
 
@@ -63,37 +61,26 @@ def test_matches_of_every_game_exported_verify_offline_and_tampered_copies_fail_
         "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
     }
     offline = offline_env(tmp_path)
+    keys_file = tmp_path / "keys.json"
     for number, game in enumerate(GAMES):
-        match = create(stack, game)
+        match = create(stack, game)  # the gateway states the rules in force: the fold chains its results
         play_to_end(stack, match, seed=40 + number)
         match_id = match["match_id"]
-        legacy = tmp_path / "legacy" / f"{match_id}.moves.jsonl"
-        legacy.parent.mkdir(exist_ok=True)
-        exported = plylog("export", "--match", match_id, "--results", "--check", "--out", str(legacy), env=online)
-        assert exported.returncode == 0, exported.stderr
-
-        # today's matches state no rules version: refolded and checked, no receipt
-        plain = plylog("verify", str(legacy), env=offline)
-        assert plain.returncode == 0, plain.stderr
-        assert "no receipt (created before receipts)" in plain.stdout
-        assert plylog("verify", str(legacy), "--require-receipt", env=offline).returncode == 1
-
-        # chained as the fold will chain them, sealed as export seals them
-        sealed = tmp_path / "sealed" / legacy.name
+        sealed = tmp_path / "sealed" / f"{match_id}.moves.jsonl"
         sealed.parent.mkdir(exist_ok=True)
-        shutil.copy(legacy, sealed)
-        results = with_chain(legacy.with_name(f"{match_id}.results.jsonl").read_bytes().splitlines())
-        receipt = seal(match_id, results, load_keyring(home))
-        assert receipt is not None
-        sealed.with_name(f"{match_id}.results.jsonl").write_bytes(b"".join(r + b"\n" for r in [*results, receipt]))
-        keys_file = tmp_path / "keys.json"
+        exported = plylog("export", "--match", match_id, "--results", "--check", "--out", str(sealed), env=online)
+        assert exported.returncode == 0, exported.stderr
+        results = sealed.with_name(f"{match_id}.results.jsonl").read_bytes().splitlines()
+        assert all(b'"chain":"' in line for line in results if b'"accepted"' in line)
+        assert orjson.loads(results[-1])["receipt"]["signed"]["match_id"] == match_id
+
         served = stack.http.get("/v1/keys")
         assert served.status_code == 200 and "max-age" in served.headers["cache-control"]
         keys_file.write_bytes(served.content)
         verified = plylog("verify", str(sealed), "--keys", str(keys_file), "--require-receipt", env=offline)
         assert verified.returncode == 0, verified.stderr
 
-        moves = len(legacy.read_bytes().splitlines())
+        moves = len(sealed.read_bytes().splitlines())
         results_file = sealed.with_name(f"{match_id}.results.jsonl")
         for kind, source, line, change in [
             ("move", sealed, 2, lambda b: changed_digit(b, b'"action"')),

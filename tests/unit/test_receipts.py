@@ -27,9 +27,14 @@ OPTIONS = {
 }
 
 
-def played(game: str, seed: int = 3) -> tuple[str, list[bytes]]:
+def played(game: str, seed: int = 3, legacy: bool = False) -> tuple[str, list[bytes]]:
+    """A random match whose create states its rules, as the gateway writes it: the fold chains it
+    (`legacy`: a create without `rules`, as before versions: no chain)."""
     match_id = f"r-{game.replace('_', '-')}"
-    return match_id, [raw for raw, _ in random_playout_records(game, OPTIONS[game], seed, match_id)]
+    records = [orjson.loads(raw) for raw, _ in random_playout_records(game, OPTIONS[game], seed, match_id)]
+    if not legacy:
+        records[0]["action"]["rules"] = f"{game}/1"
+    return match_id, [orjson.dumps(record) for record in records]
 
 
 def lines(path) -> list[bytes]:
@@ -138,7 +143,7 @@ def test_an_export_signed_before_a_rotation_verifies_after_it_against_the_pinned
 
 
 def test_a_legacy_export_refolds_without_a_receipt_and_a_changed_move_is_still_found(tmp_path):
-    _, moves = played("mana")
+    _, moves = played("mana", legacy=True)
     results = topic_results(moves)
     verdict = verify_export(Export("m.moves.jsonl", "m.results.jsonl", moves, results))
     assert verdict.finding is None and verdict.receipt == "none"
@@ -165,9 +170,10 @@ def test_verify_command_exit_codes(tmp_path, keyring):
     failed = runner.invoke(app, ["verify", str(moves_file)])
     assert failed.exit_code == 1 and f"{moves_file.name} line 2: move" in failed.output
     assert runner.invoke(app, ["verify", str(tmp_path / "absent.moves.jsonl")]).exit_code == 2
+    _, old_moves = played("mastermind", legacy=True)
     legacy = tmp_path / "old.moves.jsonl"
-    legacy.write_bytes(b"".join(line + b"\n" for line in moves))
-    (tmp_path / "old.results.jsonl").write_bytes(b"".join(line + b"\n" for line in topic_results(moves)))
+    legacy.write_bytes(b"".join(line + b"\n" for line in old_moves))
+    (tmp_path / "old.results.jsonl").write_bytes(b"".join(line + b"\n" for line in topic_results(old_moves)))
     assert runner.invoke(app, ["verify", str(legacy)]).exit_code == 0
     assert runner.invoke(app, ["verify", str(legacy), "--require-receipt"]).exit_code == 1
 
