@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from games.playout import random_playout_records
+from games.registry import current_rules
 
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "mastermind": {},
@@ -23,10 +24,12 @@ def match_id_for(game: str, seed: int, number: int, prefix: str = "") -> str:
 def random_match(
     game: str, seed: int, number: int, options: dict[str, Any] | None = None, prefix: str = ""
 ) -> Iterator[bytes]:
-    """The records of one complete random match (number `number` of `seed`), lazily."""
+    """The records of one complete random match (number `number` of `seed`), lazily. Its create
+    states the rules in force, as the gateway's do: the fold chains its results (a receipt)."""
     options = DEFAULT_OPTIONS[game] if options is None else options
     match_id = match_id_for(game, seed, number, prefix)
-    return (raw for raw, _ in random_playout_records(game, options, seed * 1_000_003 + number, match_id))
+    seed_of_match, rules = seed * 1_000_003 + number, current_rules(game)
+    return (raw for raw, _ in random_playout_records(game, options, seed_of_match, match_id, rules=rules))
 
 
 def interleave(matches: Iterable[Iterator[bytes]], open_at_once: int) -> Iterator[bytes]:

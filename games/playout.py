@@ -44,14 +44,17 @@ def random_playout_records(
     step_ms: int = 1000,
     max_records: int = 5000,
     clock: dict[str, float] | None = None,
+    rules: str | None = None,
 ) -> Iterator[tuple[bytes, Step]]:
-    """Create a match (with `clock`, e.g. {"initial_s": 600, "increment_s": 5}, when given) and
-    play random legal actions until it ends; yields (record, step)."""
+    """Create a match (with `clock`, e.g. {"initial_s": 600, "increment_s": 5}, and `rules`, e.g.
+    "strands/1", when given) and play random legal actions until it ends; yields (record, step)."""
     rng = random.Random(seed)
     replayer = Replayer()
     create: dict[str, Any] = {"type": "create", "game": game, "seats": list(players), "options": options}
     if clock is not None:
         create["clock"] = clock
+    if rules is not None:
+        create["rules"] = rules
     for n in range(max_records):
         if n == 0:
             player, action = players[0], create
