@@ -1,8 +1,9 @@
 """Erasure end to end (docs/personal-data.md): a guest with a distinctive name plays a rated match
-and registers an e-mail address (kept in their sealed profile, never in Redis); `plylog players erase` then leaves the name nowhere in Redis (every
-key and value), in the API's answers or in `plylog export`'s output, before and after a gateway
-restart; the name shows as erased, the ratings and results stay, the moves topic still refolds,
-`plylog audit --all` is clean and `plylog rebuild --check` finds the projection equal."""
+and registers an e-mail address (kept in their sealed profile, never in Redis); `plylog players
+erase` then leaves the name nowhere in Redis (every key and value), in the API's answers or in
+`plylog export`'s output, before and after a gateway restart; the name shows as erased, the
+ratings and results stay, the moves topic still refolds, `plylog audit --all` is clean and `plylog
+rebuild --check` finds the projection equal."""
 
 from __future__ import annotations
 
