@@ -10,7 +10,8 @@ worker reads moves in its Faust group and writes results, outcomes, dead letters
 topics (the changelog and the leader-election topic `<prefix>rules-__assignor-__leader`, which
 Faust creates, hence CREATE on the prefix `<prefix>rules-`); the projector reads results and
 outcomes in its group; the notifier reads results and outcomes (assign() only, no group: its
-offsets are in Redis) and writes nothing to Kafka; a reader (exports, audits, `plylog rebuild`)
+offsets are in Redis), and players' keys and profiles (to open their addresses), and writes nothing
+to Kafka; a reader (exports, audits, `plylog rebuild`)
 reads every contract topic; the gateway writes players' lobby records, and the matchmaker reads
 and writes the lobby (its ticks; assign(), no group) and writes the creates of the matches it
 makes to moves.
@@ -91,9 +92,11 @@ def grants(topics: Topics) -> list[Grant]:
         Grant(director, "topic", topics.moves, write),
         Grant(director, "topic", topics.outcomes, read),
         Grant(director, "group", topics.tournaments_group, read, prefixed=True),
-        # personal data (docs/personal-data.md): only the gateway writes and reads players' keys and
-        # sealed profiles (it makes guests and erases them); no reader, audit or export reads them
+        # personal data (docs/personal-data.md): only the gateway writes players' keys and sealed
+        # profiles (it makes guests, keeps their contact addresses, erases them); the notifier reads
+        # them (assign(), no group) to open an address when it sends; no reader, audit or export does
         *(Grant(gateway, "topic", name, ("WRITE", "READ", "DESCRIBE")) for name in topics.personal()),
+        *(Grant(notifier, "topic", name, read) for name in topics.personal()),
     ]
 
 

@@ -7,8 +7,10 @@ part of a key of its own family, so it names no other key.
 
 key                                   type    content
 ------------------------------------  ------  -------------------------------------------------------
-<p>notify:{notify}:endpoints:<owner>  hash    endpoint id -> JSON {"id","channel","url"|"address","secret"?,
-                                              "created_at"}; owner = a player id, or PLATFORM
+<p>notify:{notify}:endpoints:<owner>  hash    endpoint id -> JSON {"id","channel","secret"?,"created_at"} of a
+                                              player's endpoint: its address or URL is in the player's
+                                              sealed profile (profiles.py), never here; the PLATFORM's
+                                              endpoints (not personal data) carry "url"|"address"
 <p>notify:{notify}:prefs:<player>     string  JSON {"kinds": [...], "channels": [...]}; absent = every kind
                                               and channel
 """
@@ -31,6 +33,8 @@ from .settings import Settings
 #: The kinds of notification (docs/notifications.md, "Kinds").
 KINDS = ("your_move", "invited", "match_over", "clock_low")
 CHANNELS = ("webhook", "email")
+#: where an endpoint's address is, by channel (in a platform endpoint, or a player's sealed profile)
+TARGET_FIELD = {"webhook": "url", "email": "address"}
 #: The owner of the endpoints that get every player's notifications (registered by the operator).
 PLATFORM = "*platform"
 MAX_ENDPOINTS_PER_PLAYER = 5
@@ -91,11 +95,6 @@ def prefs_key(prefix: str, player: str) -> str:
 
 def dead_letters_key(prefix: str, owner: str) -> str:
     return f"{keys_prefix(prefix)}dead:{owner}"
-
-
-def player_keys(prefix: str, player: str) -> tuple[str, str, str]:
-    """Every key of one player's (endpoints, preferences, dead letters): what erasure deletes."""
-    return endpoints_key(prefix, player), prefs_key(prefix, player), dead_letters_key(prefix, player)
 
 
 def webhook_url(url: str, guard: Guard) -> tuple[str, int]:
@@ -163,15 +162,16 @@ class Registry:
         found = await self.client.hget(endpoints_key(self.prefix, owner), endpoint_id)
         return orjson.loads(found) if found else None
 
-    async def add(self, owner: str, channel: str, target: str, created_at: str) -> dict[str, Any]:
-        """A new endpoint (a webhook's includes its signing secret, shown once); EndpointProblem at the cap."""
+    async def add(self, owner: str, channel: str, target: str | None, created_at: str) -> dict[str, Any]:
+        """A new endpoint (a webhook's includes its signing secret, shown once); EndpointProblem at the cap.
+        `target` None: the address is kept elsewhere (a player's sealed profile), not in Redis."""
         most = MAX_PLATFORM_ENDPOINTS if owner == PLATFORM else MAX_ENDPOINTS_PER_PLAYER
         key = endpoints_key(self.prefix, owner)
         endpoint: dict[str, Any] = {"id": f"{channel[:2]}-{secrets.token_hex(8)}", "channel": channel}
         if channel == "webhook":
-            endpoint |= {"url": target, "secret": f"whsec_{secrets.token_hex(24)}"}
-        else:
-            endpoint["address"] = target
+            endpoint["secret"] = f"whsec_{secrets.token_hex(24)}"
+        if target is not None:
+            endpoint[TARGET_FIELD[channel]] = target
         endpoint["created_at"] = created_at
         # check and add in one script: two requests at once cannot both take the last place
         added = await self.client.eval(_ADD, 1, key, endpoint["id"], orjson.dumps(endpoint), most)
@@ -181,6 +181,14 @@ class Registry:
 
     async def remove(self, owner: str, endpoint_id: str) -> bool:
         return bool(await self.client.hdel(endpoints_key(self.prefix, owner), endpoint_id))
+
+    async def forget(self, player: str) -> bool:
+        """Erasure: the player's endpoints, preferences and dead letters deleted, and every delivery
+        still queued to their endpoints in the notifier's outbox (services/notifier/outbox.py) deleted
+        with its payload, in one script: nothing queued for them is sent afterwards. Whether there
+        was anything to delete."""
+        key = endpoints_key(self.prefix, player)
+        return bool(await self.client.eval(_FORGET, 1, key, keys_prefix(self.prefix), player))
 
     async def preferences(self, player: str) -> dict[str, list[str]]:
         return _preferences(await self.client.get(prefs_key(self.prefix, player)))
@@ -200,6 +208,25 @@ _ADD = """
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
+"""
+
+
+# The outbox's keys (services/notifier/outbox.py): due:<endpoint> lists the endpoint's pending
+# deliveries, `ready` and `pending` index endpoints. A delivery claimed right now finds its entry gone
+# and ends there (its send may already be on its way: the one that cannot be called back).
+_FORGET = """
+local p, player = ARGV[1], ARGV[2]
+local found = 0
+for _, ep in ipairs(redis.call('HKEYS', KEYS[1])) do
+  for _, id in ipairs(redis.call('ZRANGE', p .. 'due:' .. ep, 0, -1)) do
+    redis.call('DEL', p .. 'd:' .. id)
+  end
+  redis.call('DEL', p .. 'due:' .. ep)
+  redis.call('ZREM', p .. 'ready', ep)
+  redis.call('HDEL', p .. 'pending', ep)
+end
+found = found + redis.call('DEL', KEYS[1], p .. 'prefs:' .. player, p .. 'dead:' .. player)
+return found
 """
 
 

@@ -1,4 +1,4 @@
-"""Players' personal data, sealed (docs/personal-data.md): a profile {name} encrypted with AES-GCM
+"""Players' personal data, sealed (docs/personal-data.md): a profile {name, contacts} encrypted with AES-GCM
 under a key of the player's own. Profiles live on `<prefix>profiles`, keys on `<prefix>player-keys`,
 both compacted and keyed by player id. Erasure deletes the key (a tombstone) and replaces the
 profile with a marker that holds no personal data: the sealed bytes left in old segments until
@@ -8,6 +8,11 @@ Record values (JSON):
 - key:     {"v": 1, "alg": "A256GCM", "key": <base64url, 32 bytes>}
 - profile: {"v": 1, "nonce": <base64url, 12 bytes>, "sealed": <base64url>}  (AAD: the player id, so a
            sealed profile cannot be passed off as another player's) or {"v": 1, "erased": true}
+
+A profile's fields are optional: `name` (a guest's display name) and `contacts` ({endpoint id: the
+e-mail address or webhook URL of one of the player's notification endpoints}; Redis keeps the
+endpoint without it, services/common/notify_store.py). A platform's player who registers an e-mail
+address gets a profile with contacts and no name (shown by id, as before).
 
 New guests get opaque ids (`opaque_guest_id`): nothing in an id says who a person is.
 """
@@ -101,5 +106,24 @@ def display_names(
             names[player] = None
             continue
         profile = unseal(keys.get(player), player, record)
-        names[player] = str(profile["name"]) if profile and "name" in profile else ERASED_NAME
+        if profile is None:
+            names[player] = ERASED_NAME
+        else:  # a profile with contacts and no name (a platform's player): shown by id
+            names[player] = str(profile["name"]) if "name" in profile else None
     return names
+
+
+def contacts_of(profile: Mapping[str, Any] | None) -> dict[str, str]:
+    """{endpoint id: address or URL} of an opened profile (none for a profile without contacts)."""
+    found = (profile or {}).get("contacts")
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def with_contact(profile: Mapping[str, Any] | None, endpoint_id: str, target: str | None) -> dict[str, Any]:
+    """`profile` with the endpoint's address set (`target` None: removed); the other fields kept."""
+    contacts = contacts_of(profile)
+    if target is None:
+        contacts.pop(endpoint_id, None)
+    else:
+        contacts[endpoint_id] = target
+    return {**(profile or {}), "contacts": contacts}

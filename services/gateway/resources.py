@@ -24,8 +24,8 @@ from starlette.requests import HTTPConnection
 
 from services.common import heap, redis_client
 from services.common.kafka_produce import Producer
-from services.common.kafka_table import KafkaTable
 from services.common.kafka_tail import TopicTail
+from services.common.profile_tables import ProfileTables
 from services.common.projection import Projection
 from services.common.redis_keys import Keys
 from services.common.settings import Settings
@@ -186,14 +186,9 @@ async def _open_names(
     stack: AsyncExitStack, s: Settings, producer: Producer, redis: redis_client.AsyncClient, keys: Keys
 ) -> Names:
     """Players' keys and profiles, read from their compacted topics into memory (names.py)."""
-    tables = [
-        KafkaTable(s.kafka_bootstrap, topic, s.kafka_auth, name=f"plylog-gateway-{what}")
-        for topic, what in ((s.topics.player_keys, "keys"), (s.topics.profiles, "profiles"))
-    ]
-    for table in tables:
-        table.start()
-        stack.push_async_callback(asyncio.to_thread, table.stop)
-    names = Names(producer, s.topics, tables[0], tables[1], redis, keys.prefix)
+    tables = ProfileTables.reading(s.kafka_bootstrap, s.topics, s.kafka_auth, "plylog-gateway")
+    stack.push_async_callback(asyncio.to_thread, tables.stop)
+    names = Names(producer, s.topics, tables, redis, keys.prefix)
     if not await names.wait_ready():
         log.warning("profiles: %s not read within %.0f s; names show as ids until they are", s.topics.personal(), 10)
     return names

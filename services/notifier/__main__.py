@@ -1,5 +1,6 @@
 """`python -m services.notifier`: run the notifier (plylog.results + plylog.outcomes -> webhooks and
-e-mail; docs/notifications.md). Run one: its offsets and outbox are in Redis.
+e-mail; docs/notifications.md). Run one: its offsets and outbox are in Redis. It reads players'
+keys and sealed profiles (plylog.player-keys, plylog.profiles) to open their addresses.
 
 Settings from the environment: KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, PLYLOG_TOPIC_PREFIX,
 PLYLOG_REDIS_PREFIX; PLYLOG_SMTP_HOST (unset: no e-mail), PLYLOG_SMTP_PORT (25), PLYLOG_SMTP_FROM,
@@ -24,12 +25,15 @@ from services.common import redis_client
 from services.common.event_loop import chosen_loop
 from services.common.kafka_assigned import AssignedReader
 from services.common.notify_store import Registry, guard_of
+from services.common.profile_tables import ProfileTables
 from services.common.redis_keys import prefix_from_env
 from services.common.settings import SettingsError, env_number, load
 
 from .channels import Channels, SmtpSettings
 from .outbox import Outbox
 from .service import Notifier, NotifierConfig
+
+TABLES_READY_S = 30.0
 
 
 def smtp_settings(env: Mapping[str, str]) -> SmtpSettings | None:
@@ -57,10 +61,15 @@ async def _run(build: Callable[[], Notifier], ready_file: Path | None) -> None:
         if ready_file is not None:
             ready_file.touch()
 
+    if not await notifier.contacts.wait_ready(TABLES_READY_S):
+        logging.getLogger("plylog.notifier").warning(
+            "profiles not read within %.0f s; players' own addresses are retried until they are", TABLES_READY_S
+        )
     try:
         await notifier.run(stop, ready)
     finally:
         await notifier.channels.close()
+        await asyncio.to_thread(notifier.contacts.stop)
         logging.getLogger("plylog.notifier").info("stopped: %s", dict(notifier.counts))
 
 
@@ -94,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
             Channels(guard_of(settings, os.environ), smtp),
             settings.topics,
             config,
+            # players' own addresses: their sealed profiles (read-only; docs/personal-data.md)
+            ProfileTables.reading(
+                settings.kafka_bootstrap, settings.topics, settings.kafka_auth, client=f"plylog-{args.name}"
+            ),
         )
 
     ready = os.environ.get("PLYLOG_READY_FILE")

@@ -1,7 +1,12 @@
 """The notifier: reads plylog.results and plylog.outcomes, puts each notification a player asked for
 into the outbox (one delivery per endpoint), and delivers what is due, each endpoint bounded in
 concurrency and queue, so a dead endpoint or mail server holds up nothing but its own deliveries
-(docs/notifications.md). It is off the match path: nothing waits for it."""
+(docs/notifications.md). It is off the match path: nothing waits for it.
+
+A player's own endpoint carries no address in Redis: the notifier opens it from the player's sealed
+profile (services/common/profile_tables.py) when it sends, and keeps it nowhere. An address that no
+longer opens (the player was erased) is never sent to: the delivery ends as a dead letter that names
+the endpoint id only."""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from typing import Any
 import orjson
 
 from services.common.kafka_assigned import AssignedReader
-from services.common.notify_store import PLATFORM, Registry
+from services.common.notify_store import PLATFORM, TARGET_FIELD, Registry
+from services.common.profile_tables import ProfileTables
 from services.common.settings import Topics, env_number
 
 from . import rules
@@ -77,9 +83,10 @@ class Notifier:
         channels: Channels,
         topics: Topics,
         config: NotifierConfig,
+        contacts: ProfileTables,
     ):
         self.reader, self.outbox, self.registry, self.channels = reader, outbox, registry, channels
-        self.topics, self.config = topics, config
+        self.topics, self.config, self.contacts = topics, config, contacts
         self.counts: Counter[str] = Counter()
         self._inflight: dict[str, asyncio.Task[None]] = {}
         self._per_endpoint: Counter[str] = Counter()
@@ -225,17 +232,35 @@ class Notifier:
         if endpoint is None:
             await self._end(did, "dropped", "the endpoint was removed")
             return
+        field = TARGET_FIELD[endpoint["channel"]]
+        if field not in endpoint:  # a player's own: the address is in their sealed profile
+            contact = self.contacts.contact(delivery["owner"], endpoint["id"])
+            if contact.erased:  # fail closed: never sent, and the dead letter holds no address
+                await self._end(did, "dead", "erased: the player's address no longer opens")
+                return
+            if contact.target is None:  # the profile not read yet here, or written after the endpoint
+                await self._retry(did, attempts, "the address is not in the player's profile (yet)")
+                return
+            endpoint = {**endpoint, field: contact.target}
         sent = await self.channels.send(endpoint, delivery)
         if sent.ok:
             await self._end(did, "sent")
-        elif sent.permanent or attempts >= self.config.max_attempts:
-            why = sent.reason if sent.permanent else f"{sent.reason} (after {attempts} attempts)"
-            await self._end(did, "dead", why)
-            log.warning("dead letter %s to %s: %s", did, delivery["endpoint"], why)
+        elif sent.permanent:
+            await self._end(did, "dead", sent.reason)
+            log.warning("dead letter %s to %s: %s", did, delivery["endpoint"], sent.reason)
         else:
-            wait = rules.backoff_s(attempts, did, self.config.backoff_base_s, self.config.backoff_cap_s)
-            self.counts["retried"] += 1
-            await self.outbox.finish(did, "retry", _now_ms(), sent.reason, _now_ms() + int(wait * 1000))
+            await self._retry(did, attempts, sent.reason)
+
+    async def _retry(self, did: str, attempts: int, reason: str) -> None:
+        """Again after a backoff, or a dead letter after the last attempt."""
+        if attempts >= self.config.max_attempts:
+            why = f"{reason} (after {attempts} attempts)"
+            await self._end(did, "dead", why)
+            log.warning("dead letter %s: %s", did, why)
+            return
+        wait = rules.backoff_s(attempts, did, self.config.backoff_base_s, self.config.backoff_cap_s)
+        self.counts["retried"] += 1
+        await self.outbox.finish(did, "retry", _now_ms(), reason, _now_ms() + int(wait * 1000))
 
     async def _end(self, delivery: str, how: str, reason: str = "") -> None:
         self.counts[how] += 1

@@ -79,3 +79,22 @@ async def test_a_retry_waits_its_backoff_and_the_last_failure_is_a_dead_letter_w
     assert await outbox.ready_endpoints(NOW + 10**9, 10) == []
     await outbox.finish("d-1", "sent", NOW + 6_000)  # an end is final
     assert (await outbox.state("d-1"))["state"] == "dead"
+
+
+async def test_a_players_endpoint_keeps_no_address_in_redis_and_forgetting_them_empties_their_queue(outbox):
+    registry = Registry(outbox.client, PREFIX)
+    mine = await registry.add("ann", "email", None, "2026-12-07T00:00:00.000Z")  # the address: in the profile
+    assert set(mine) == {"id", "channel", "created_at"}
+    hers = await registry.add("bea", "webhook", None, "2026-12-07T00:00:00.000Z")
+    await registry.set_preferences("ann", ["your_move"], ["email"])
+    queued = [delivery(n, endpoint=mine["id"]) for n in (1, 2)] + [delivery(3, endpoint=hers["id"])]
+    await outbox.enqueue(queued, {}, {}, NOW)
+    await outbox.claim("d-1", NOW, 60_000)  # one on its way: its entry goes too
+    assert await registry.forget("ann") is True
+    assert await outbox.state("d-1") == {} and await outbox.state("d-2") == {}
+    assert await outbox.claim("d-2", NOW, 60_000) is None and await outbox.due(mine["id"], NOW + 10**6, 10) == []
+    assert await outbox.ready_endpoints(NOW + 10**6, 10) == [hers["id"]]  # another player's queue stays
+    assert await registry.endpoints("ann") == [] and await registry.dead_letters("ann") == []
+    await outbox.finish("d-1", "dead", NOW + 1, "HTTP 503")  # the send that was on its way ends: nothing kept
+    assert await outbox.state("d-1") == {} and await registry.dead_letters("ann") == []
+    assert await registry.forget("ann") is False  # nothing left

@@ -104,8 +104,9 @@ def test_the_rules_worker_alone_writes_what_it_derives_and_the_gateway_and_bots_
     )
 
 
-def test_only_the_gateway_reads_or_writes_players_keys_and_profiles():
+def test_only_the_gateway_writes_players_keys_and_profiles_and_only_the_notifier_also_reads_them():
     for topic in (TOPICS.profiles, TOPICS.player_keys):
-        users = {g.user for g in kafka_acls.grants(TOPICS) if g.resource == "topic" and g.name == topic}
-        assert users == {"plylog-gateway"}, topic
+        found = {g.user: g.operations for g in kafka_acls.grants(TOPICS) if g.resource == "topic" and g.name == topic}
+        assert set(found) == {"plylog-gateway", "plylog-notifier"}, topic  # never the reader (exports, audits)
+        assert found["plylog-notifier"] == ("READ", "DESCRIBE")  # it opens contact addresses, writes nothing
         assert kafka_acls.writers(TOPICS, topic) == ["plylog-gateway"]

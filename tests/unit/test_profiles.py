@@ -38,3 +38,29 @@ def test_names_shown_after_erasure_and_for_players_without_a_profile():
 def test_opaque_guest_ids_are_random_and_of_the_player_id_grammar():
     ids = {profiles.opaque_guest_id() for _ in range(100)}
     assert len(ids) == 100 and all(i.startswith("g~") and len(i) <= 64 for i in ids)
+
+
+def test_contact_addresses_are_sealed_in_the_profile_beside_the_name():
+    key, key_record = new_key_record()
+    profile = profiles.with_contact({"name": "Zebulon"}, "em-1", "zeb@example.org")
+    profile = profiles.with_contact(profile, "we-2", "https://hooks.example.com/zeb")
+    record = seal(key, "g~abc", profile)
+    assert b"zeb@example.org" not in record and b"hooks.example.com" not in record
+    opened = unseal(key, "g~abc", record)
+    assert opened == {
+        "name": "Zebulon",
+        "contacts": {"em-1": "zeb@example.org", "we-2": "https://hooks.example.com/zeb"},
+    }
+    assert profiles.contacts_of(profiles.with_contact(opened, "em-1", None)) == {
+        "we-2": "https://hooks.example.com/zeb"
+    }
+    assert profiles.contacts_of(unseal(None, "g~abc", record)) == {}  # erased: no address opens
+    keys = {"g~abc": key_of(key_record)}
+    assert display_names(["g~abc"], keys, {"g~abc": record}) == {"g~abc": "Zebulon"}
+
+
+def test_a_profile_with_contacts_and_no_name_shows_the_id_until_erased():
+    key, key_record = new_key_record()  # a platform's player who registered an e-mail address
+    record = seal(key, "ext-42", profiles.with_contact(None, "em-1", "x@example.org"))
+    assert display_names(["ext-42"], {"ext-42": key_of(key_record)}, {"ext-42": record}) == {"ext-42": None}
+    assert display_names(["ext-42"], {}, {"ext-42": record}) == {"ext-42": ERASED_NAME}
