@@ -62,3 +62,12 @@ def rules_version(game: str, rules: str) -> int:
         known = ", ".join(rules_name(game, v) for v in sorted(RULES_VERSIONS[game]))
         raise Rejected("unknown_rules", f"{game} has no rules version {version} (known: {known})")
     return version
+
+
+def rules_to_state(game: str, asked: str | None) -> str:
+    """The version a door (the gateway) states on a record that makes matches of `game`: the one
+    asked for, once it exists (else Rejected `unknown_rules`), or the version in force."""
+    if asked is None:
+        return current_rules(game)
+    rules_version(game, asked)
+    return asked

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, StrictInt, model_validator
 
-from .base import Event, EventId, GameName, MatchId, PlayerId, Seat, Strict, Timestamp, Version
+from .base import Event, EventId, GameName, MatchId, PlayerId, RulesName, Seat, Strict, Timestamp, Version
 from .lifecycle import AnyClock
 from .records import Source
 
@@ -23,7 +23,9 @@ MATCHMAKER = "plylog-matchmaker"
 Rating = Annotated[StrictInt, Field(ge=0, le=4000, description="the player's rating as the gateway read it")]
 SeekId = Annotated[str, Field(pattern=r"^s-[0-9a-f]{20}$", description="given by the decider: `seek_opened`")]
 EntryId = Annotated[str, Field(pattern=r"^p-[0-9a-f]{20}$", description="given by the decider: `pool_joined`")]
-PoolId = Annotated[str, Field(max_length=80, description="the pool's name: game/clock[/options digest]")]
+PoolId = Annotated[
+    str, Field(max_length=80, description="the pool's name: game[/rules version]/clock[/options digest]")
+]
 MAX_TTL_S = 30 * 24 * 3600
 
 
@@ -39,6 +41,11 @@ class Seek(Strict):
     rating_min: Rating | None = Field(default=None, description="the lowest rating that may accept; null: any")
     rating_max: Rating | None = Field(default=None, description="the highest rating that may accept; null: any")
     seat: Seat | None = Field(default=None, description="the seat the seeker takes; null: drawn")
+    rules: RulesName | None = Field(
+        default=None,
+        description="the rules version of the match it makes (`strands/2`; the gateway states the version in "
+        "force); absent: version 1 without a receipt chain, as every lobby record before versions existed",
+    )
     ttl_s: StrictInt | None = Field(
         default=None, ge=1, le=MAX_TTL_S, description="the seek expires this long after its `at` (default: a day)"
     )
@@ -71,6 +78,12 @@ class JoinPool(Strict):
     rating: Rating
     ttl_s: StrictInt | None = Field(
         default=None, ge=1, le=MAX_TTL_S, description="leave the pool this long after `at` (default: a day)"
+    )
+    rules: RulesName | None = Field(
+        default=None,
+        description="the rules version of the matches it makes; only entries stating the same version pair "
+        "(`strands/2`; the gateway states the version in force); absent: version 1 without a receipt chain, "
+        "as every lobby record before versions existed",
     )
     bot: PlayerId | None = Field(default=None, description="a bot (e.g. bot:mcts-2) that may take the other seat")
     bot_after_s: StrictInt | None = Field(
@@ -125,6 +138,7 @@ class SeekOpened(Event):
     seat: Seat | None
     expires_at: Timestamp
     at: Timestamp
+    rules: RulesName | None = Field(default=None, description="present only when the record stated its rules version")
 
 
 class SeekAccepted(Event):
@@ -155,6 +169,7 @@ class PoolJoined(Event):
     bot_after_s: int | None
     expires_at: Timestamp
     at: Timestamp
+    rules: RulesName | None = Field(default=None, description="present only when the record stated its rules version")
 
 
 class PoolLeft(Event):
@@ -184,6 +199,9 @@ class MatchMade(Event):
     options: dict[str, Any]
     clock: AnyClock | None
     at: Timestamp
+    rules: RulesName | None = Field(
+        default=None, description="present only when the seek or the pool entries stated it; the create states it"
+    )
 
 
 LobbyEvent: TypeAlias = Annotated[
@@ -204,6 +222,7 @@ LobbyRejectionCode = Literal[
     "not_waiting",
     "lobby_full",
     "illegal",
+    "unknown_rules",
 ]
 #: What each lobby rejection code means; the keys are exactly LobbyRejectionCode's values.
 LOBBY_REJECTION_MEANINGS = {
@@ -220,6 +239,8 @@ LOBBY_REJECTION_MEANINGS = {
     "not_waiting": "leaving a pool without waiting in one",
     "lobby_full": "the lobby holds the most seeks or pool entries it may hold",
     "illegal": "the game's rules refuse the options (the message says which rule)",
+    "unknown_rules": "a seek or pool entry whose `rules` names another game, or a version of its game that does "
+    "not exist",
 }
 
 

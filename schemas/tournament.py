@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import Field, StrictBool, StrictInt, StringConstraints
 
-from .base import EventId, GameName, MatchId, PlayerId, Seat, Strict, Timestamp, Version
+from .base import EventId, GameName, MatchId, PlayerId, RulesName, Seat, Strict, Timestamp, Version
 from .lifecycle import AnyClock, Outcome
 from .records import Source
 
@@ -42,6 +42,7 @@ TournamentRejectionCode = Literal[
     "unknown_pairing",
     "already_decided",
     "tournament_over",
+    "unknown_rules",
 ]
 # What each code means; the keys are exactly TournamentRejectionCode's values (tested).
 TOURNAMENT_REJECTION_MEANINGS = {
@@ -64,6 +65,7 @@ TOURNAMENT_REJECTION_MEANINGS = {
     "already_decided": "match_joined or match_ended for a pairing already decided (by its outcome, a forfeit "
     "or a withdrawal)",
     "tournament_over": "the tournament has ended; it takes no more records",
+    "unknown_rules": "a create whose `rules` names another game, or a version of its game that does not exist",
 }
 
 
@@ -83,6 +85,11 @@ class CreateTournament(Strict):
         "that rule), and then only forfeit_wait_s decides an absent player",
     )
     starts_at: Timestamp = Field(description="registration closes (except late entry) and round 1 is paired")
+    rules: RulesName | None = Field(
+        default=None,
+        description="the rules version every match is played under (`strands/2`; the gateway states the version "
+        "in force); absent: version 1 without a receipt chain, as every tournament before versions existed",
+    )
     rated: StrictBool = True
     bots_allowed: StrictBool = False
     max_players: StrictInt = Field(default=64, ge=2, le=256)
@@ -174,6 +181,7 @@ class Settings(Strict):
     options: dict[str, Any]
     clock: AnyClock | None
     starts_at: Timestamp
+    rules: RulesName | None = Field(default=None, description="present only when the create stated it")
     rated: bool
     bots_allowed: bool
     max_players: int

@@ -28,8 +28,8 @@ from schemas.matchmaking import (
     Tick,
 )
 
-from ..core import Event, Rejected
-from ..registry import get_game
+from ..core import Event, Game, Rejected
+from ..registry import get_game, rules_version
 from ..timeutil import from_ms, to_ms
 from . import rules
 from .pairing import pool_pairs
@@ -85,10 +85,21 @@ def _left(entry: PoolEntry, reason: str, at: str) -> Event:
 
 
 def _game_terms(action: Seek | JoinPool) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The options, as given, once the game accepts them (Rejected as the create would be), and the
-    clock. The create of the match gets them as given: the game fills in the defaults itself."""
-    get_game(action.game).normalise_options(action.options)
+    """The options, as given, once the game (of the rules version stated) accepts them (Rejected as
+    the create would be), and the clock. The create gets them as given: the game fills in defaults."""
+    _game_of(action).normalise_options(action.options)
     return action.options, None if action.clock is None else action.clock.model_dump()
+
+
+def _game_of(action: Seek | JoinPool) -> Game:
+    """The rules the action's matches are played by: the version it states (Rejected
+    `unknown_rules` for another game's or one that does not exist), else version 1."""
+    return get_game(action.game, 1 if action.rules is None else rules_version(action.game, action.rules))
+
+
+def _stated(rules: str | None) -> dict[str, str]:
+    """`rules` as an event field: present only when stated, so old lobby logs keep their bytes."""
+    return {} if rules is None else {"rules": rules}
 
 
 def _expiry(ttl_s: int | None, now: int) -> str:
@@ -139,6 +150,7 @@ def _seek(lobby: Lobby, record: LobbyRecord, action: Seek, now: int, at: str) ->
             "seat": action.seat,
             "expires_at": _expiry(action.ttl_s, now),
             "at": at,
+            **_stated(action.rules),
         }
     ]
 
@@ -166,7 +178,7 @@ def _accept(lobby: Lobby, record: LobbyRecord, action: AcceptSeek, at: str) -> l
     if not seeker_first:
         players.reverse()
     accepted = {"type": "seek_accepted", "seek_id": seek.seek_id, "player": record.player, "rating": action.rating}
-    made = _made(match, "seek", players, seek.game, seek.options, seek.clock, at, seek_id=seek.seek_id)
+    made = _made(match, "seek", players, seek, at, seek_id=seek.seek_id)
     return [{**accepted, "at": at}, made]
 
 
@@ -187,8 +199,9 @@ def _join(lobby: Lobby, record: LobbyRecord, action: JoinPool, now: int, at: str
     if action.bot == record.player:
         raise Rejected("illegal", "a player cannot take the bot's seat against themselves")
     options, clock = _game_terms(action)
-    game = get_game(action.game)
-    pool = rules.pool_id(action.game, game.normalise_options(options), game.normalise_options({}), clock)
+    game = _game_of(action)
+    defaults = game.normalise_options({})
+    pool = rules.pool_id(action.game, game.normalise_options(options), defaults, clock, action.rules)
     return [
         {
             "type": "pool_joined",
@@ -203,6 +216,7 @@ def _join(lobby: Lobby, record: LobbyRecord, action: JoinPool, now: int, at: str
             "bot_after_s": action.bot_after_s,
             "expires_at": _expiry(action.ttl_s, now),
             "at": at,
+            **_stated(action.rules),
         }
     ]
 
@@ -219,9 +233,7 @@ def _made(
     match: str,
     via: str,
     players: Sequence[tuple[str, int | None]],
-    game: str,
-    options: dict[str, Any],
-    clock: dict[str, Any] | None,
+    terms: OpenSeek | PoolEntry,
     at: str,
     *,
     seek_id: str | None = None,
@@ -229,7 +241,8 @@ def _made(
     entries: list[str | None] | None = None,
     window: int | None = None,
 ) -> Event:
-    """A `match_made` event; `players` (player, rating) by seat."""
+    """A `match_made` event; `players` (player, rating) by seat; the game, options, clock and
+    rules version those of the seek or pool entry (`terms`)."""
     return {
         "type": "match_made",
         "match_id": match,
@@ -241,10 +254,11 @@ def _made(
         "seats": [player for player, _ in players],
         "ratings": [rating for _, rating in players],
         "window": window,
-        "game": game,
-        "options": options,
-        "clock": clock,
+        "game": terms.game,
+        "options": terms.options,
+        "clock": terms.clock,
         "at": at,
+        **_stated(terms.rules),
     }
 
 
@@ -274,9 +288,7 @@ def _from_pool(first: PoolEntry, second: PoolEntry, window: int, at: str) -> Eve
         match,
         "pool",
         [(entry.player, entry.rating) for entry in pair],
-        first.game,
-        first.options,
-        first.clock,
+        first,
         at,
         pool_id=first.pool_id,
         entries=[entry.entry_id for entry in pair],
@@ -292,6 +304,4 @@ def _with_bot(entry: PoolEntry, bot: str, at: str) -> Event:
     if rules.first_seat_of(match) == 1:
         players.reverse()
         entries.reverse()
-    return _made(
-        match, "bot", players, entry.game, entry.options, entry.clock, at, pool_id=entry.pool_id, entries=entries
-    )
+    return _made(match, "bot", players, entry, at, pool_id=entry.pool_id, entries=entries)

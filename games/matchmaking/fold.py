@@ -93,6 +93,8 @@ def create_record(made: dict[str, Any]) -> dict[str, Any]:
     }
     if made["clock"] is not None:
         action["clock"] = made["clock"]
+    if "rules" in made:  # the version the seek or entries stated: a legacy pairing's create states none
+        action["rules"] = made["rules"]
     return {
         "v": 1,
         "event_id": made["create_event_id"],

@@ -72,9 +72,17 @@ def clock_label(clock: dict[str, Any] | None) -> str:
     return f"{clock['initial_s']:g}+{clock.get('increment_s', 0):g}"
 
 
-def pool_id(game: str, options: dict[str, Any], default_options: dict[str, Any], clock: dict[str, Any] | None) -> str:
-    """`strands/300+5`, `mana/3d`, `mastermind/untimed/o-1a2b3c4d` (options other than the defaults)."""
-    name = f"{game}/{clock_label(clock)}"
+def pool_id(
+    game: str,
+    options: dict[str, Any],
+    default_options: dict[str, Any],
+    clock: dict[str, Any] | None,
+    rules: str | None = None,
+) -> str:
+    """`strands/300+5`, `mana/3d`, `mastermind/untimed/o-1a2b3c4d` (options other than the defaults);
+    `strands/2/300+5` for entries stating their rules version: only entries of one pool pair, so
+    entries of other versions (or stating none, as before versions) never meet."""
+    name = f"{rules or game}/{clock_label(clock)}"
     if options != default_options:
         name += "/o-" + digest(orjson.dumps(options, option=orjson.OPT_SORT_KEYS).decode(), size=4)
     return name

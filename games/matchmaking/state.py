@@ -21,6 +21,7 @@ class OpenSeek(Frozen):
     rating_max: int | None
     seat: int | None
     expires_ms: int
+    rules: str | None = None  # the rules version the seek stated (None: legacy, version 1 unstated)
 
     def admits(self, rating: int) -> bool:
         low_ok = self.rating_min is None or rating >= self.rating_min
@@ -39,6 +40,7 @@ class PoolEntry(Frozen):
     expires_ms: int
     bot: str | None = None
     bot_after_ms: int | None = None
+    rules: str | None = None  # the rules version the entry stated; its pool_id names it too
 
 
 class Lobby(Frozen):
@@ -79,6 +81,7 @@ def evolve(lobby: Lobby, event: Event) -> Lobby:
             rating_max=event["rating_max"],
             seat=event["seat"],
             expires_ms=to_ms(event["expires_at"]),
+            rules=event.get("rules"),
         )
         return lobby.evolved(seeks=(*lobby.seeks, seek))
     if kind in ("seek_accepted", "seek_closed"):
@@ -97,6 +100,7 @@ def evolve(lobby: Lobby, event: Event) -> Lobby:
             expires_ms=to_ms(event["expires_at"]),
             bot=event["bot"],
             bot_after_ms=None if after is None else after * 1000,
+            rules=event.get("rules"),
         )
         return lobby.evolved(waiting=(*lobby.waiting, entry))
     if kind == "pool_left":

@@ -28,7 +28,7 @@ from schemas.tournament import (
 )
 
 from ..core import Rejected, illegal
-from ..registry import get_game
+from ..registry import get_game, rules_version
 from ..timeutil import from_ms, to_ms
 from .arena import Arena
 from .evolve import evolve
@@ -146,12 +146,15 @@ def _own(
 
 
 def _create(record: TournamentRecord, action: CreateTournament, now: int) -> Event:
-    settings: dict[str, Any] = action.model_dump(mode="json", exclude={"type"})
+    # `rules` only when stated: a create written before versions keeps its `tournament_created` bytes
+    unstated = {"type"} if action.rules is not None else {"type", "rules"}
+    settings: dict[str, Any] = action.model_dump(mode="json", exclude=unstated)
     if to_ms(settings["starts_at"]) <= now:
         raise illegal(f"starts_at {settings['starts_at']} is not after the create ({record.at})")
+    version = 1 if action.rules is None else rules_version(action.game, action.rules)  # else `unknown_rules`
     # Checked by the game, kept as given: every match's create carries them (a normalised form
     # need not be valid input again, e.g. a Strands layout by name).
-    get_game(settings["game"]).normalise_options(settings["options"])
+    get_game(settings["game"], version).normalise_options(settings["options"])
     FORMATS[settings["format"]].check(settings)
     return {
         "type": "tournament_created",

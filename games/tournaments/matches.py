@@ -41,6 +41,8 @@ def create_record(state: TournamentState, pairing: Pairing, invite: bool = False
         action["invited"] = list(pairing.seats)
     if not settings.rated:
         action["rated"] = False  # only then: the creates of rated tournaments keep their bytes
+    if settings.rules is not None:  # the version the tournament's create stated; a legacy one's state none
+        action["rules"] = settings.rules
     return {
         "v": 1,
         "event_id": pairing.event_id,

@@ -18,7 +18,8 @@ from services.common.settings import Settings
 def audit_tournaments(
     settings: Settings, results: list[bytes], outcomes: dict[str, set[bytes]], problem: Callable[[str], None]
 ) -> int:
-    """Every pairing's match created once, by the tournament service, with the pairing's seats; every
+    """Every pairing's match created once, by the tournament service, with the pairing's seats and
+    the rules version the tournament's create stated (none, when it stated none); every
     played pairing decided as its match's outcome; every match of a pairing decided without it ended,
     unless it was under way (then it is played out). Returns the number of tournaments checked."""
     try:
@@ -33,7 +34,7 @@ def check_tournaments(
 ) -> int:
     """`audit_tournaments` on the records of `plylog.tournaments` given."""
     created: Counter[str] = Counter()
-    creators: dict[str, tuple[str, list]] = {}
+    creators: dict[str, tuple[str, list, str | None]] = {}
     played_out: set[str] = set()  # matches under way when their pairing was decided: they are played out
     for raw in results:
         result = orjson.loads(raw)
@@ -44,7 +45,7 @@ def check_tournaments(
         for event in result.get("events") or ():
             if event.get("type") == "match_created":
                 created[result["match_id"]] += 1
-                creators[result["match_id"]] = (result.get("player"), event.get("seats"))
+                creators[result["match_id"]] = (result.get("player"), event.get("seats"), event.get("rules"))
     by_tournament: dict[bytes, list[Record]] = defaultdict(list)
     for record in records:
         if record.key is not None and record.value is not None:
@@ -57,7 +58,7 @@ def check_tournaments(
             match_id, where = pairing.match_id, f"tournament {key.decode(errors='replace')}"
             if created[match_id] > 1:
                 problem(f"{where}: match {match_id} was created {created[match_id]} times")
-            if match_id in creators and creators[match_id] != (DIRECTOR, list(pairing.seats)):
+            if match_id in creators and creators[match_id] != (DIRECTOR, list(pairing.seats), state.settings.rules):
                 problem(f"{where}: match {match_id} was created as {creators[match_id]}, not by the pairing")
             ended = outcomes.get(match_id) or match_id in played_out
             if must_end(pairing) and created[match_id] and not ended:

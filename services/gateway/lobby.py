@@ -11,7 +11,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from schemas.base import GameName, PlayerId, Seat
+from games.core import Rejected
+from games.registry import rules_to_state
+from schemas.base import GameName, PlayerId, RulesName, Seat
 from schemas.lifecycle import AnyClock
 from schemas.matchmaking import MAX_TTL_S, Rating, SeekId
 
@@ -34,6 +36,9 @@ class SeekRequest(Body):
     rating_max: Rating | None = None
     seat: Seat | None = None
     ttl_s: int | None = Field(default=None, ge=1, le=MAX_TTL_S)
+    rules: RulesName | None = Field(
+        default=None, description="the rules version of the match, e.g. `strands/2`; omitted: the version in force"
+    )
     event_id: str | None = Field(default=None, max_length=64, description="a retry's idempotency key")
 
 
@@ -44,6 +49,11 @@ class PoolRequest(Body):
     ttl_s: int | None = Field(default=None, ge=1, le=MAX_TTL_S)
     bot: PlayerId | None = Field(default=None, description="a bot that may take the other seat, e.g. bot:mcts-2")
     bot_after_s: int | None = Field(default=None, ge=0, le=MAX_TTL_S)
+    rules: RulesName | None = Field(
+        default=None,
+        description="the rules version of the matches (only entries of one version pair), e.g. `strands/2`; "
+        "omitted: the version in force",
+    )
     event_id: str | None = Field(default=None, max_length=64)
 
 
@@ -53,7 +63,7 @@ def _answer(result: dict[str, Any]) -> Any:
     if result.get("status") == "rejected":
         reason = result.get("reason") or {}
         code = reason.get("code", "rejected")
-        status = 422 if code in ("malformed", "illegal", "too_large") else 409
+        status = 422 if code in ("malformed", "illegal", "too_large", "unknown_rules") else 409
         raise ApiError(status, code, reason.get("message", "the lobby refused it"))
     return result
 
@@ -66,6 +76,15 @@ async def _player(request: Request, access: Any) -> str:
 
 def _without_none(body: Body) -> dict[str, Any]:
     return {k: v for k, v in body.model_dump(mode="json").items() if v is not None and k != "event_id"}
+
+
+def _terms(body: SeekRequest | PoolRequest) -> dict[str, Any]:
+    """The body as action fields, stating the rules version its matches are made under (the one
+    asked for, or the one in force: 422 `unknown_rules` as POST /v1/matches)."""
+    try:
+        return {**_without_none(body), "rules": rules_to_state(body.game, body.rules)}
+    except Rejected as rejection:
+        raise ApiError(422, rejection.code, rejection.message) from None
 
 
 @router.get("/v1/lobby", tags=["lobby"], summary="The open seeks and the pools' waiting players")
@@ -88,7 +107,7 @@ async def lobby_stream(request: Request, lobby: LobbyDep, leases: LeasesDep, con
 @router.post("/v1/lobby/seeks", tags=["lobby"], summary="Offer a game to anyone within a rating range")
 async def post_seek(body: SeekRequest, request: Request, access: AccessDep, lobby: LobbyDep, wait: float = WAIT) -> Any:
     player = await _player(request, access)
-    action = {"type": "seek", **_without_none(body), "rating": await lobby.rating(player, body.game)}
+    action = {"type": "seek", **_terms(body), "rating": await lobby.rating(player, body.game)}
     return _answer(await lobby.submit(player, action, body.event_id, wait))
 
 
@@ -122,7 +141,7 @@ async def join_pool(
         if not body.bot.startswith(BOT_PREFIX):
             raise ApiError(422, "unknown_bot", f"{body.bot!r} is not a bot (bot ids start with {BOT_PREFIX!r})")
         await playable_bots(projection, body.game, [body.bot])
-    action = {"type": "join_pool", **_without_none(body), "rating": await lobby.rating(player, body.game)}
+    action = {"type": "join_pool", **_terms(body), "rating": await lobby.rating(player, body.game)}
     return _answer(await lobby.submit(player, action, body.event_id, wait))
 
 

@@ -12,7 +12,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field, ValidationError
 
-from games.core import describe_validation_error
+from games.core import Rejected, describe_validation_error
+from games.registry import rules_to_state
 from schemas.base import PlayerId, Strict
 from schemas.tournament import DIRECTOR, CreateTournament, TournamentId
 
@@ -109,7 +110,8 @@ async def create_tournament(body: dict[str, Any], request: Request, access: Acce
 
 def create_action(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tournament id and the `create` action of a create's body, or 422: `malformed` for a body
-    that is not a create, `illegal` for one without a clock. The clock is checked here, at the door,
+    that is not a create, `illegal` for one without a clock, `unknown_rules` for a version that does
+    not exist (none asked for: the version in force is stated). The clock is checked here, at the door,
     not in the fold: a clockless tournament written before this rule still folds as it did."""
     body = dict(body)
     tournament_id = body.pop("tournament_id", None) or f"t{uuid.uuid4().hex[:10]}"
@@ -120,6 +122,10 @@ def create_action(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         raise ApiError(422, "malformed", describe_validation_error(error, "tournament")) from None
     if action.get("clock") is None:  # the match clock is what decides a player who never comes
         raise ApiError(422, "illegal", NO_CLOCK)
+    try:  # every match of the tournament is made under the version stated here, once
+        action["rules"] = rules_to_state(action["game"], action.get("rules"))
+    except Rejected as rejection:
+        raise ApiError(422, rejection.code, rejection.message) from None
     return tournament_id, action
 
 

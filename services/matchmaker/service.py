@@ -54,6 +54,7 @@ def lobby_view(lobby: Lobby, offset: int) -> dict[str, Any]:
             {
                 "pool_id": entry.pool_id,
                 "game": entry.game,
+                "rules": entry.rules,
                 "options": entry.options,
                 "clock": entry.clock,
                 "waiting_count": 0,
@@ -75,6 +76,7 @@ def lobby_view(lobby: Lobby, offset: int) -> dict[str, Any]:
             "seek_id": s.seek_id,
             "player": s.player,
             "game": s.game,
+            "rules": s.rules,
             "options": s.options,
             "clock": s.clock,
             "rating": s.rating,

@@ -207,3 +207,41 @@ def test_a_thousand_random_joins_and_ticks_keep_the_rules():
     matchmaker = Matchmaker()
     vias = [e["via"] for raw in records for e in matchmaker.feed(raw).result["events"] if e["type"] == "match_made"]
     assert vias.count("pool") > 100 and vias.count("bot") > 10  # the traffic does pair, both ways
+
+
+# --- rules versions: pairs within one version, and the creates state exactly it --------------------------
+RULES_CHOICES = [None, "strands/1", "strands/2"]
+stated_joins = st.lists(
+    st.tuples(st.sampled_from(RULES_CHOICES), st.integers(1400, 1600), st.integers(0, 30_000)),
+    min_size=2,
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stated_joins)
+def test_pool_pairs_are_of_one_stated_version_and_their_creates_state_exactly_it(joins):
+    matchmaker, now, stated = Matchmaker(), T0_MS, {}
+    for n, (version, rating, delta) in enumerate(joins):
+        now += delta
+        action = {"type": "join_pool", **POOLS[0], "rating": rating, "ttl_s": 600}
+        if version is not None:
+            action["rules"] = version
+        record = {"v": 1, "event_id": f"e{n}", "player": f"p{n}", "at": from_ms(now), "action": action}
+        taken = matchmaker.feed(orjson.dumps(record))
+        assert taken.result["status"] == "accepted", taken.result["reason"]  # every version stated exists
+        tick = {
+            "v": 1,
+            "event_id": f"t{n}",
+            "player": MATCHMAKER,
+            "at": from_ms(now + 200_000),
+            "action": {"type": "tick"},
+        }
+        for step in (taken, matchmaker.feed(orjson.dumps(tick))):
+            events = step.result["events"]
+            stated.update({e["entry_id"]: e.get("rules") for e in events if e["type"] == "pool_joined"})
+            for made, create in zip([e for e in events if e["type"] == "match_made"], step.creates, strict=True):
+                versions = {stated[entry] for entry in made["entries"]}
+                assert len(versions) == 1, made  # never two versions, nor a version and none
+                assert made.get("rules") == create["action"].get("rules") == versions.pop()
+                assert ("rules" in create["action"]) == ("rules" in made)  # absent stays absent: legacy bytes

@@ -143,3 +143,21 @@ def test_the_audit_takes_a_match_under_way_as_played_out_and_flags_one_left_runn
     problems: list[str] = []
     assert check_tournaments(records, results, {}, problems.append) == 1
     assert len(problems) == 1 and idle.match_id in problems[0] and "still runs" in problems[0], problems
+
+
+def test_the_audit_flags_a_pairing_match_created_under_other_rules_than_the_tournament_stated():
+    """A tournament that stated `strands/2`: its matches created under it pass; one whose create states
+    another version (or none) is a problem, as one with other seats is."""
+    t = Tourney()
+    t.create("knockout", rules="strands/2")
+    t.register("a", "b", "c", "d")
+    t.start()
+    first, second = t.pending()
+    right = create_record(t.state, first)
+    wrong = create_record(t.state, second)
+    del wrong["action"]["rules"]  # as the service would write it if it dropped the tournament's version
+    results = [orjson.dumps(Replayer().feed(orjson.dumps(record)).result) for record in (right, wrong)]
+    records = [Record(0, offset, b"cup", line) for offset, line in enumerate(t.lines)]
+    problems: list[str] = []
+    assert check_tournaments(records, results, {}, problems.append) == 1
+    assert len(problems) == 1 and second.match_id in problems[0] and "not by the pairing" in problems[0], problems
