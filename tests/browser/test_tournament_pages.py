@@ -61,7 +61,7 @@ def test_register_from_the_lobby_see_the_pairing_open_the_match_and_the_standing
     page.click(f"[data-enter='{tid}']")
     page.wait_for_selector(".messages :text('You are entered')")
     page.goto(f"/tournament.html?id={tid}")
-    page.wait_for_selector("#standings tr[data-player^='pia']")
+    page.wait_for_selector("#standings tr:has-text('pia')")  # "pia (g~...)": her profile's name
     before = page.inner_text("#standings tbody")
     assert web_stack.http.post(f"/v1/tournaments/{tid}/start", headers=auth(director)).status_code == 200
     page.wait_for_selector("#pairings tr[data-match] a", timeout=30_000)  # live: the page was not reloaded

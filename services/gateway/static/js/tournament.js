@@ -2,7 +2,7 @@
 // crosstable; live over the tournament's SSE stream (/v1/tournaments/{id}/stream).
 
 import { enter, tournamentApi } from "./tournaments.js";
-import { GAME_TITLES, clear, h, header, messageArea, query, storedIdentity } from "./ui.js";
+import { GAME_TITLES, clear, h, header, learnNames, messageArea, query, shownAs, storedIdentity } from "./ui.js";
 
 const messages = messageArea();
 const id = query("id");
@@ -15,7 +15,7 @@ function standingsTable(view) {
   return h("table", { class: "matches", id: "standings" },
     h("thead", {}, h("tr", {}, ["#", "Player", ...columns].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, view.standings.map((row) => h("tr", { dataset: { player: row.player } },
-      h("td", {}, String(row.rank)), h("td", {}, row.player),
+      h("td", {}, String(row.rank)), h("td", {}, shownAs(row.player)),
       columns.map((c) => h("td", { dataset: { column: c } }, typeof row[c] === "object" ? JSON.stringify(row[c]) : String(row[c])))))));
 }
 
@@ -25,7 +25,7 @@ function pairingsTable(view) {
     h("thead", {}, h("tr", {}, ["Board", "First", "Second", "Result", ""].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {}, view.current.map((p) => h("tr", { dataset: { match: p.match_id } },
       h("td", {}, `${p.board}${p.game > 1 ? ` (game ${p.game})` : ""}`),
-      h("td", {}, p.seats[0]), h("td", {}, p.seats[1]),
+      h("td", {}, shownAs(p.seats[0])), h("td", {}, shownAs(p.seats[1])),
       h("td", {}, p.result ? `${points(p.result.points[0])}–${points(p.result.points[1])} (${p.result.how})` : "playing"),
       h("td", {}, h("a", { href: `/match.html?id=${encodeURIComponent(p.match_id)}` }, p.result ? "View" : "Open"))))));
 }
@@ -39,11 +39,16 @@ function crosstableTable(view) {
   return h("table", { class: "matches", id: "crosstable" },
     h("thead", {}, h("tr", {}, h("th", {}, ""), players.map((_, i) => h("th", { scope: "col" }, String(i + 1))))),
     h("tbody", {}, players.map((player, i) => h("tr", {},
-      h("th", { scope: "row" }, `${i + 1}. ${player}`),
+      h("th", { scope: "row" }, `${i + 1}. ${shownAs(player)}`),
       players.map((other) => h("td", {}, player === other ? "—" : cell(player, other)))))));
 }
 
+let latest = null; // the newest view drawn: names that come later redraw it, not an older one
+
 function render(view) {
+  latest = view;
+  // names from players' profiles (docs/personal-data.md): drawn with ids first, again once known
+  learnNames(view.entrants.map((e) => e.player), () => render(latest));
   const s = view.settings;
   const me = storedIdentity();
   const entered = me && view.entrants.some((e) => e.player === me.player && e.status === "active");
@@ -54,7 +59,7 @@ function render(view) {
     h("section", { class: "card" },
       h("h2", {}, s.name),
       h("p", { id: "summary" }, `${s.format.replace("_", " ")} of ${GAME_TITLES[s.game] || s.game} · ${view.status}`,
-        view.status === "running" ? ` · round ${view.round}` : "", view.winner ? ` · won by ${view.winner}` : ""),
+        view.status === "running" ? ` · round ${view.round}` : "", view.winner ? ` · won by ${shownAs(view.winner)}` : ""),
       enterButton),
     h("section", { class: "card" }, h("h2", {}, "Standings"), standingsTable(view)),
     h("section", { class: "card" }, h("h2", {}, view.status === "open" ? "Pairings" : `Round ${view.round}`), pairingsTable(view)),
