@@ -53,12 +53,9 @@ def credential() -> Credential:
     if saved.exists():
         data = json.loads(saved.read_text())
         return Credential(data["token"], data["player"], str(saved))
-    key = os.environ.get("PLYLOG_OPERATOR_KEY", "").strip()
-    if key:
-        return Credential(key, None, "PLYLOG_OPERATOR_KEY")
-    key_file = load().home / OPERATOR_KEY_FILE
-    if key_file.exists() and os.access(key_file, os.R_OK):
-        return Credential(key_file.read_text().strip(), None, str(key_file))
+    operator = _operator_key()
+    if operator is not None:
+        return operator
     raise CliError(
         "you have no identity on this gateway",
         "make one with `plylog login NAME`, or set PLYLOG_PLAYER_TOKEN (a guest token or your platform's JWT)",
@@ -68,13 +65,22 @@ def credential() -> Credential:
 def operator_credential() -> Credential:
     """The operator key alone (PLYLOG_OPERATOR_KEY, else the local gateway's key file): for what only
     the operator may do, whatever identity `plylog login` saved."""
+    operator = _operator_key()
+    if operator is not None:
+        return operator
+    raise CliError(
+        "this needs the operator key",
+        f"set PLYLOG_OPERATOR_KEY, or run it where the gateway keeps {load().home / OPERATOR_KEY_FILE} "
+        "(readable by you)",
+    )
+
+
+def _operator_key() -> Credential | None:
+    """PLYLOG_OPERATOR_KEY, else the local gateway's key file when it is readable; None: neither."""
     key = os.environ.get("PLYLOG_OPERATOR_KEY", "").strip()
     if key:
         return Credential(key, None, "PLYLOG_OPERATOR_KEY")
     key_file = load().home / OPERATOR_KEY_FILE
     if key_file.exists() and os.access(key_file, os.R_OK):
         return Credential(key_file.read_text().strip(), None, str(key_file))
-    raise CliError(
-        "this needs the operator key",
-        f"set PLYLOG_OPERATOR_KEY, or run it where the gateway keeps {key_file} (readable by you)",
-    )
+    return None

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
-from . import kafka_auth
 from .kafka_auth import KafkaAuth
-from .kafka_fetch import take_fetched
+from .kafka_fetch import readable_partitions, take_fetched, unjoined_consumer
 
 log = logging.getLogger("plylog.kafka.table")
 POLL_S = 0.2
@@ -79,24 +77,10 @@ class KafkaTable:
                     consumer.close()
 
     def _consumer(self) -> Consumer:
-        return Consumer(
-            {
-                "bootstrap.servers": self._bootstrap,
-                "group.id": f"{self._name}-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "fetch.wait.max.ms": 50,
-                "client.id": self._name,
-                "logger": logging.getLogger("plylog.kafka.table.librdkafka"),
-                **kafka_auth.librdkafka(self._auth),
-            }
-        )
+        return unjoined_consumer(self._bootstrap, self._name, self._auth, "plylog.kafka.table.librdkafka")
 
     def _read(self, consumer: Consumer) -> None:
-        metadata = consumer.list_topics(self._topic, timeout=5).topics.get(self._topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            raise RuntimeError(f"topic {self._topic} is not readable ({metadata.error if metadata else 'missing'})")
-        partitions = sorted(metadata.partitions)
+        partitions = readable_partitions(consumer, self._topic)
         ends = {p: consumer.get_watermark_offsets(TopicPartition(self._topic, p), timeout=5)[1] for p in partitions}
         behind = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(self._topic, p, OFFSET_BEGINNING) for p in partitions])

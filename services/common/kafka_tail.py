@@ -13,14 +13,12 @@ import asyncio
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from . import kafka_auth
 from .kafka_auth import KafkaAuth
-from .kafka_fetch import take_fetched
+from .kafka_fetch import readable_partitions, take_fetched, unjoined_consumer
 
 log = logging.getLogger("plylog.kafka.tail")
 BATCH = 1000  # records taken from librdkafka's queue at once
@@ -75,27 +73,13 @@ class TopicTail:
                     consumer.close()
 
     def _consumer(self) -> Consumer:
-        return Consumer(
-            {
-                "bootstrap.servers": self._bootstrap,
-                "group.id": f"{self._name}-{uuid.uuid4().hex[:12]}",  # never joined: assign() only
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "fetch.wait.max.ms": 50,  # the broker answers at once when it has records
-                "client.id": self._name,
-                "logger": logging.getLogger("plylog.kafka.tail.librdkafka"),
-                "error_cb": _log_error,
-                **kafka_auth.librdkafka(self._auth),
-            }
+        return unjoined_consumer(
+            self._bootstrap, self._name, self._auth, "plylog.kafka.tail.librdkafka", error_cb=_log_error
         )
 
     def _assign(self, consumer: Consumer, assigned: set[int]) -> set[int]:
         """Read every partition of the topic; new ones from their end. The partitions read now."""
-        topics = consumer.list_topics(self._topic, timeout=5).topics
-        metadata = topics.get(self._topic)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            raise RuntimeError(f"topic {self._topic} is not readable ({metadata.error if metadata else 'missing'})")
-        partitions = set(metadata.partitions)
+        partitions = set(readable_partitions(consumer, self._topic))
         if partitions - assigned:
             # at each end as it is now (not OFFSET_END, resolved later): whatever is produced
             # once `reading` is set is read
