@@ -11,16 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from games.registry import current_rules
-from services.common.kafka_read import read_topic
 
 from .gateway_stack import auth, operator, running_stack
 from .test_gateway_e2e import play_to_end
 from .test_receipts_e2e import offline_env, plylog
-from .test_tournaments_e2e import CLOCK, STRANDS, enter_bots, guest, soon, wait_for
+from .test_tournaments_e2e import CLOCK, STRANDS, enter_bots, guest, results_of, soon, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -52,15 +50,10 @@ def _until(fetch, what: str, timeout: float = 60.0, ready=lambda value: value is
     return value
 
 
-def _results_of(stack, match_id: str) -> list[dict[str, Any]]:
-    found = [orjson.loads(r.value) for r in read_topic(stack.bootstrap, stack.topics.results) if r.value is not None]
-    return [r for r in found if r["match_id"] == match_id]
-
-
 def _created_under(stack, match_id: str) -> str | None:
     """The `rules` of the match's `match_created`, as the rules worker wrote it."""
     created = _until(
-        lambda: next((r for r in _results_of(stack, match_id) if r["event_id"].endswith(":create")), None),
+        lambda: next((r for r in results_of(stack, match_id) if r["event_id"].endswith(":create")), None),
         f"create of {match_id}",
     )
     assert created["status"] == "accepted", created
@@ -69,7 +62,7 @@ def _created_under(stack, match_id: str) -> str | None:
 
 def _exported_and_verified(stack, match_id: str, tmp_path: Path) -> None:
     """Every accepted result of the match carries `chain`; its export verifies with no stack."""
-    accepted = [r for r in _results_of(stack, match_id) if r["status"] == "accepted" and not r["duplicate"]]
+    accepted = [r for r in results_of(stack, match_id) if r["status"] == "accepted" and not r["duplicate"]]
     assert accepted and all("chain" in r for r in accepted), accepted
     online = {**os.environ, "PLYLOG_HOME": str(stack.gateway.dir), "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap}
     online["PLYLOG_TOPIC_PREFIX"] = stack.topics.prefix
