@@ -57,7 +57,7 @@ MIB = 1024 * 1024
 @dataclass(frozen=True)
 class Params:
     runs: int = 3  # runs per scenario (each figure: median, min, max)
-    warmup: bool = True  # one unrecorded baseline run first (a fresh broker's JVM is slow)
+    warmup: bool = True  # unrecorded runs first (a fresh broker's JVM is slow): bench/runner.py warmups
     moves: int = 100_000  # throughput load (baseline, pipeline, scale)
     open_matches: int = 1_000  # matches in progress at once in that load
     latency_rate: float = 1_000.0  # offered moves/s
