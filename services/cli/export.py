@@ -226,7 +226,7 @@ def export_match(settings: Settings, match_id: str, out: Path | None, with_resul
 def _keyring(settings: Settings, with_results: bool) -> Callable[[], Keyring] | None:
     """The receipt signing keys when results are exported, loaded (made, the first time) only
     when a match to seal comes: exporting legacy matches makes no key."""
-    return functools.cache(lambda: load_keyring(settings.home)) if with_results else None
+    return functools.cache(lambda: load_keyring(settings.receipt_keys_dir)) if with_results else None
 
 
 def export_range(
@@ -315,8 +315,8 @@ def export(
 
     Each line is a move record exactly as its bytes are on the topic, in offset order. With
     `--results`, line n of the results file is the topic's result for line n of the log (a match
-    created with a rules version gets one more line, its receipt, signed with the key in
-    $PLYLOG_HOME/receipt-keys.json; not in a --combined export), so the
+    created with a rules version gets one more line, its receipt, signed with the current key of
+    receipt-keys.json in PLYLOG_RECEIPT_KEYS_DIR (default PLYLOG_HOME); not in a --combined export), so the
     result `plylog replay --file` gives for line n is the same bytes apart from `source`
     ({file, line} offline, {partition, offset} on the topic); `--check` verifies exactly that.
     A time range also writes index.jsonl: per match its game, created_at, partition, files and the

@@ -108,20 +108,23 @@ def _report(verdict: Verdict, moves_file: Path, require_receipt: bool) -> None:
 
 
 # --- keys ---------------------------------------------------------------------------------------------
-keys_app = typer.Typer(help="The Ed25519 keys that sign exported matches' receipts ($PLYLOG_HOME/receipt-keys.json).")
+keys_app = typer.Typer(
+    help="The Ed25519 keys that sign exported matches' receipts: receipt-keys.json in PLYLOG_RECEIPT_KEYS_DIR"
+    " (default PLYLOG_HOME), which every gateway and exporter of a deployment shares."
+)
 
 
 @keys_app.command("list")
 def keys_list() -> None:
     """Print the public keys (current first, then retired) as GET /v1/keys serves them."""
-    keyring = load_keyring(load().home)
+    keyring = load_keyring(load().receipt_keys_dir)
     sys.stdout.write(orjson.dumps({"keys": keyring.public_keys()}, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 @keys_app.command("rotate")
 def keys_rotate() -> None:
     """Make a new current key; the old public key stays, retired, so that old exports still verify."""
-    home = load().home
+    home = load().receipt_keys_dir
     before = load_keyring(home).kid
     after = rotate(home)
     typer.echo(f"rotated: current key {after.kid}; {before} retired (its public key is kept)")

@@ -120,7 +120,12 @@ def load_keyring(home: Path) -> Keyring:
     """The keyring in $PLYLOG_HOME/receipt-keys.json, made (one fresh key) when there is none."""
     path = home / KEYRING_FILE
     if not path.exists():
-        _create_once(path)
+        try:
+            _create_once(path)
+        except OSError as error:
+            raise SettingsError(
+                f"no receipt keyring in {home}, and it cannot be made there: {error.strerror}"
+            ) from None
     return _parse(path)
 
 
@@ -132,7 +137,10 @@ def rotate(home: Path) -> Keyring:
             f"the keyring holds {len(old.entries)} keys, the most it may (every export carries them all)"
         )
     retired = [{k: v for k, v in entry.items() if k != "private_key"} | {"status": "retired"} for entry in old.entries]
-    _write_new(home / KEYRING_FILE, {"v": 1, "keys": [_new_entry(Ed25519PrivateKey.generate()), *retired]})
+    try:
+        _write_new(home / KEYRING_FILE, {"v": 1, "keys": [_new_entry(Ed25519PrivateKey.generate()), *retired]})
+    except OSError as error:  # a read-only mount (a Kubernetes Secret): rotate a copy, replace the Secret
+        raise SettingsError(f"cannot write {home / KEYRING_FILE}: {error.strerror}") from None
     return _parse(home / KEYRING_FILE)
 
 

@@ -321,6 +321,9 @@ class Settings:
     data_dir: Path | None = field(default=None, compare=False)
     ready_file: Path | None = field(default=None, compare=False)  # PLYLOG_READY_FILE: made once ready
     trace_dir: Path | None = field(default=None, compare=False)  # PLYLOG_TRACE_DIR: stage times (None: off)
+    #: PLYLOG_RECEIPT_KEYS_DIR: where receipt-keys.json lives (None: PLYLOG_HOME); every gateway and
+    #: exporter of one deployment must share it, or each signs with and publishes its own key
+    keys_dir: Path | None = field(default=None, compare=False)
     rules: RulesSettings = field(default_factory=RulesSettings, compare=False)
     #: this process's Kafka credentials (PLYLOG_KAFKA_USERNAME ...); None: an open broker
     kafka_auth: KafkaAuth | None = field(default=None, compare=False)
@@ -356,6 +359,10 @@ class Settings:
         return self.home / STACK_FILE
 
     @property
+    def receipt_keys_dir(self) -> Path:
+        return self.keys_dir or self.home
+
+    @property
     def logs_dir(self) -> Path:
         return self.home / "logs"
 
@@ -389,6 +396,7 @@ class Settings:
             data_dir=_path(env, "PLYLOG_DATA_DIR"),
             ready_file=_path(env, "PLYLOG_READY_FILE"),
             trace_dir=_path(env, "PLYLOG_TRACE_DIR"),
+            keys_dir=_path(env, "PLYLOG_RECEIPT_KEYS_DIR"),
             rules=RulesSettings.from_env(env),
         )
         for key, value in overrides.items():

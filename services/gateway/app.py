@@ -53,7 +53,7 @@ def create_app(settings: Settings, config: GatewayConfig) -> FastAPI:
     app.include_router(people.router)  # display names from sealed profiles; the operator's erasure
     app.include_router(lobby.router)  # seeks and pools (the matchmaker decides them)
     app.include_router(tournaments.router)  # tournaments: create, register, withdraw, views, SSE
-    app.include_router(keys_router(settings.home))  # GET /v1/keys: the receipts' public keys
+    app.include_router(keys_router(settings.receipt_keys_dir))  # GET /v1/keys: the receipts' public keys
     app.include_router(ops.router)  # /healthz, /livez, /readyz, /metrics
     app.include_router(seat_socket.router)  # the seat socket, GET /v1/matches/{id}/play (WebSocket)
     if (STATIC_DIR / "index.html").is_file():

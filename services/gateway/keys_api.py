@@ -19,6 +19,7 @@ KEYS_MAX_AGE_S = 300
 
 
 def keys_router(home: Path) -> APIRouter:
+    """`home`: the directory of the deployment's shared keyring (Settings.receipt_keys_dir)."""
     router = APIRouter(tags=["read"])
     cached: dict[str, Any] = {"stamp": None, "keys": []}
 

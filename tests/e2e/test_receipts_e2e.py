@@ -1,7 +1,9 @@
 """Receipts end to end (issue 42): a match of each game played through the gateway, exported with
 `plylog export`, verified by a `plylog verify` subprocess whose environment points at nothing (no
 Kafka, no Redis, an empty PLYLOG_HOME), tampered copies failing with the line named; the keys the
-gateway serves pin the signature, and a rotation keeps an earlier export valid.
+gateway serves pin the signature, and a rotation keeps an earlier export valid. The gateway and the
+exporter have homes of their own and share the keyring through PLYLOG_RECEIPT_KEYS_DIR, as the
+deploy files give it to every gateway.
 
 Legacy matches (created without `rules`, so without a chain) are verified in
 tests/integration/test_export_receipts.py and tests/unit/test_receipts.py."""
@@ -17,12 +19,35 @@ from pathlib import Path
 import orjson
 import pytest
 
+from services.common.receipt_keys import KEYRING_FILE
 from tests.receipt_support import changed_digit, changed_first
 
+from .conftest import PARTITIONS
+from .gateway_stack import running_stack
 from .test_gateway_e2e import GAMES, create, play_to_end
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 PLYLOG = str(Path(sys.executable).with_name("plylog"))
+
+
+@pytest.fixture(scope="module")
+def keys_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("receipt-keys")
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap, redis_url, tmp_path_factory, keys_dir):
+    with running_stack(
+        kafka_bootstrap,
+        redis_url,
+        tmp_path_factory.mktemp("e2e"),
+        "e2e",
+        PARTITIONS,
+        PLYLOG_RATE_PER_S="5000",
+        PLYLOG_RATE_BURST="5000",
+        PLYLOG_RECEIPT_KEYS_DIR=str(keys_dir),
+    ) as running:
+        yield running
 
 
 def plylog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -52,11 +77,13 @@ def tampered(source: Path, directory: Path, number: int, change) -> None:
     copy.write_bytes(b"".join(line + b"\n" for line in content))
 
 
-def test_matches_of_every_game_exported_verify_offline_and_tampered_copies_fail_naming_the_line(stack, tmp_path):
-    home = stack.gateway.dir  # the gateway's PLYLOG_HOME: the keyring export signs with and /v1/keys serves
+def test_matches_of_every_game_exported_verify_offline_and_tampered_copies_fail_naming_the_line(
+    stack, tmp_path, keys_dir
+):
     online = {
         **os.environ,
-        "PLYLOG_HOME": str(home),
+        "PLYLOG_HOME": str(tmp_path / "exporter-home"),
+        "PLYLOG_RECEIPT_KEYS_DIR": str(keys_dir),  # the keyring /v1/keys serves and export signs with
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap,
         "PLYLOG_TOPIC_PREFIX": stack.topics.prefix,
     }
@@ -102,3 +129,5 @@ def test_matches_of_every_game_exported_verify_offline_and_tampered_copies_fail_
     (tmp_path / "keys-after.json").write_bytes(orjson.dumps({"keys": keys}))
     after = plylog("verify", str(sealed), "--keys", str(tmp_path / "keys-after.json"), env=offline)
     assert after.returncode == 0, after.stderr
+    # and the keyring is the shared one only: neither home made one of its own
+    assert not (stack.gateway.dir / KEYRING_FILE).exists() and not (tmp_path / "exporter-home" / KEYRING_FILE).exists()

@@ -27,13 +27,16 @@ DEFAULT_GATEWAY_PORT = 8000
 
 NAME = r"""["']((?:PLYLOG|KAFKA|REDIS)_[A-Z0-9_]+)["']"""
 #: the ways services/ read an environment variable: env.get("X"), environ["X"], env_number(env, "X"),
-#: the keys (_key(home, env, "X", ...), secret_key(settings.home, os.environ, "X", ...)) and typer options (envvar="X")
+#: the keys (_key(home, env, "X", ...), secret_key(settings.home, os.environ, "X", ...)), paths (_path(env, "X"))
+#: and typer options (envvar="X")
 READS = re.compile(
     r"(?:environ|env)(?:\.get\(|\[)\s*"
     + NAME
     + r"|env_number\(\s*[\w.]+,\s*"
     + NAME
     + r"|_key\(\s*[\w.]+,\s*[\w.]+,\s*"
+    + NAME
+    + r"|_path\(\s*[\w.]+,\s*"
     + NAME
     + r"|envvar="
     + NAME
@@ -130,6 +133,26 @@ def test_every_setting_given_to_a_plylog_container_is_one_the_code_reads():
         given += [(where, var) for var in env if var not in substituted]
     unknown = sorted({f"{where}: {var}" for where, var in given if var not in read})
     assert not unknown, "settings no code reads (renamed? misspelt?):\n" + "\n".join(unknown)
+
+
+def test_every_gateway_of_a_deployment_reads_one_kept_keyring():
+    """The receipts' keyring is per deployment: gateways that each made their own would publish
+    different keys (GET /v1/keys), and one lost with its container would orphan its signatures."""
+    for file in {file for file, _, _ in compose_plylog_services()}:
+        gateways = [
+            s for f, _, s in compose_plylog_services() if f == file and module_of(s["command"]) == "services.gateway"
+        ]
+        places = {(s["environment"].get("PLYLOG_RECEIPT_KEYS_DIR"), tuple(s.get("volumes", []))) for s in gateways}
+        assert len(places) == 1, f"{file}: the gateways' keyrings differ: {places}"
+        ((keys_dir, volumes),) = places
+        assert keys_dir and any(v.split(":")[1] == keys_dir and not v.startswith("/") for v in volumes), (
+            f"{file}: the gateways' PLYLOG_RECEIPT_KEYS_DIR is not on a named volume"
+        )
+        assert f"install -d -o plylog -g plylog -m 0700 {keys_dir}" in (DEPLOY / "compose" / "Dockerfile").read_text()
+    for where, container, env in kubernetes_plylog_containers():
+        if module_of(container["command"]) == "services.gateway":
+            mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+            assert env.get("PLYLOG_RECEIPT_KEYS_DIR") in mounts, f"{where}: its keyring is not on a shared volume"
 
 
 def listening_ports(env: dict, module: str) -> set[int]:

@@ -17,6 +17,7 @@ from games.receipts import GENESIS, next_link
 from services.cli._verify_checks import Export, verify_export
 from services.cli.main import app
 from services.common.receipt_keys import KEYRING_FILE, key_id, load_keyring, rotate, signature_valid
+from services.common.settings import SettingsError
 from tests.receipt_support import changed_digit, changed_first, topic_results, with_chain, write_export
 
 OPTIONS = {
@@ -77,6 +78,25 @@ def test_the_keyring_is_made_once_private_and_named_by_its_public_key(tmp_path):
     assert public["kid"] == hashlib.sha256(raw).hexdigest()[:16]
     assert signature_valid(public["public_key"], {"a": 1}, first.sign(b'{"a":1}'))
     assert not signature_valid(public["public_key"], {"a": 2}, first.sign(b'{"a":1}'))
+
+
+def test_the_keys_commands_use_the_shared_keyring_and_say_when_it_cannot_be_written(tmp_path, monkeypatch):
+    shared, home = tmp_path / "shared", tmp_path / "home"
+    monkeypatch.setenv("PLYLOG_HOME", str(home))
+    monkeypatch.setenv("PLYLOG_RECEIPT_KEYS_DIR", str(shared))
+    runner = CliRunner()
+    listed = runner.invoke(app, ["keys", "list"])
+    assert listed.exit_code == 0 and orjson.loads(listed.output)["keys"] == load_keyring(shared).public_keys()
+    assert not (home / KEYRING_FILE).exists()
+    rotated = runner.invoke(app, ["keys", "rotate"])
+    assert rotated.exit_code == 0 and [k["status"] for k in load_keyring(shared).public_keys()] == [
+        "current",
+        "retired",
+    ]
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("PLYLOG_RECEIPT_KEYS_DIR", str(tmp_path / "a-file" / "keys"))  # cannot be made
+    refused = runner.invoke(app, ["keys", "list"])  # main() prints a SettingsError in one line, exit 2
+    assert isinstance(refused.exception, SettingsError) and "cannot be made there" in str(refused.exception)
 
 
 @pytest.mark.parametrize("game", list(OPTIONS))
