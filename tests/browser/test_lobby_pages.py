@@ -46,6 +46,7 @@ def test_a_seek_accepted_from_the_lobby_then_my_games_and_the_rating_graph(new_p
     ann.wait_for_selector(".messages:has-text('Your seek is open')")
     ben.goto("/")
     ben.wait_for_selector(f"#list-seeks tr:has-text('{ann_id}') [data-accept]")  # arrived live
+    ben.wait_for_selector(f"#list-seeks tr:has-text('ann ({ann_id})')")  # by the name her profile gives
     screenshot(ben, "lobby-seeks")
     ben.click(f"#list-seeks tr:has-text('{ann_id}') [data-accept]")
     ben.wait_for_url("**/match.html?id=*")
@@ -86,11 +87,12 @@ def test_a_seek_accepted_from_the_lobby_then_my_games_and_the_rating_graph(new_p
 
 def test_a_pool_player_who_allows_the_computer_gets_it_after_the_wait(new_page, web_stack):
     carl = new_page("carl")
-    player_id(carl)
+    carl_id = player_id(carl)
     carl.select_option("#seek-game", "strands")
     carl.select_option("#pool-bot-after", "5")
     carl.click("#pool-button")
     carl.wait_for_selector(".messages:has-text('You wait in the pool')")
     carl.wait_for_selector("#list-pools li:has-text('1 waiting')")  # live
+    carl.wait_for_selector(f"#list-pools li:has-text('carl ({carl_id})')")  # named
     carl.goto("/games.html")
     carl.wait_for_selector("#my-games tr:has-text('bot:')", timeout=60_000)  # the matchmaker's tick seated it

@@ -4,7 +4,7 @@
 
 import { api } from "./api.js";
 import { GAMES } from "./games/index.js";
-import { GAME_TITLES, clear, formatTime, h, identity, storedIdentity } from "./ui.js";
+import { GAME_TITLES, clear, formatTime, h, identity, learnNames, shownAs, storedIdentity } from "./ui.js";
 
 const DAYS = [1, 2, 3, 5, 7, 14];
 
@@ -102,13 +102,25 @@ async function cancel(seekId) {
   }
 }
 
+/** "Strands" or, when the seek or pool states a rules version, "Strands (strands/2)". */
+function gameText(entry) {
+  const title = GAME_TITLES[entry.game] || entry.game;
+  return entry.rules ? `${title} (${entry.rules})` : title;
+}
+
+let latest = null; // the newest lobby drawn: names that come later redraw it, not an older one
+
 function show(view) {
+  latest = view;
+  // names from players' profiles (docs/personal-data.md): drawn with ids first, again once known
+  learnNames([...view.seeks.map((s) => s.player), ...view.pools.flatMap((p) => p.waiting.map((w) => w.player))],
+    () => show(latest));
   const mine = (storedIdentity() || {}).player;
   const seeks = document.getElementById("list-seeks");
   if (seeks) {
     clear(seeks, view.seeks.length ? view.seeks.map((seek) => h("tr", { dataset: { seek: seek.seek_id } },
-      h("td", {}, GAME_TITLES[seek.game] || seek.game),
-      h("td", {}, h("a", { href: `/player.html?id=${encodeURIComponent(seek.player)}` }, seek.player)),
+      h("td", {}, gameText(seek)),
+      h("td", {}, h("a", { href: `/player.html?id=${encodeURIComponent(seek.player)}` }, shownAs(seek.player))),
       h("td", {}, `${seek.rating}` + (seek.rating_min !== null || seek.rating_max !== null
         ? ` (wants ${seek.rating_min ?? "any"}–${seek.rating_max ?? "any"})` : "")),
       h("td", {}, clockText(seek.clock), h("span", { class: "hint" }, ` until ${formatTime(seek.expires_at)}`)),
@@ -120,8 +132,8 @@ function show(view) {
   const pools = document.getElementById("list-pools");
   if (pools) {
     clear(pools, view.pools.map((pool) => h("li", { dataset: { pool: pool.pool_id } },
-      `${GAME_TITLES[pool.game] || pool.game}, ${clockText(pool.clock)}: ${pool.waiting_count ?? pool.waiting.length} waiting (`,
-      pool.waiting.map((w) => `${w.player} ${w.rating}`).join(", "), ")")));
+      `${gameText(pool)}, ${clockText(pool.clock)}: ${pool.waiting_count ?? pool.waiting.length} waiting (`,
+      pool.waiting.map((w) => `${shownAs(w.player)} ${w.rating}`).join(", "), ")")));
   }
 }
 
