@@ -54,6 +54,9 @@ def create(
     clock: str | None = typer.Option(None, "--clock", help="Required, every match's clock. " + CLOCK_HELP),
     bots: bool = typer.Option(False, "--bots/--no-bots", help="May bots enter (the creator enters them)."),
     option: list[str] | None = typer.Option(None, "--option", "-o", metavar="KEY=VALUE", help="A game option."),
+    rules: str | None = typer.Option(
+        None, "--rules", help="Every match's rules version, e.g. strands/2 (default: the version in force)."
+    ),
     tournament_id: str | None = typer.Option(None, "--id", help="The tournament id (default: a new one)."),
     setting: list[str] | None = typer.Option(
         None, "--set", metavar="KEY=VALUE", help="Any other setting, e.g. --set forfeit_wait_s=60 --set rated=false."
@@ -73,6 +76,8 @@ def create(
     }
     if tournament_id is not None:
         body["tournament_id"] = _checked(tournament_id)
+    if rules is not None:
+        body["rules"] = rules  # checked by the tournament rules (unknown_rules), as an API create's
     answer = _call("POST", "/v1/tournaments", json=body)
     typer.echo(answer["tournament_id"])
 

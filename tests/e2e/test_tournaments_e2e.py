@@ -349,13 +349,14 @@ def test_the_cli_runs_a_round_robin_and_replays_it_from_its_export(stack, tmp_pa
 
     tid = plylog(
         "create", "RR", "--format", "round_robin", "--starts-in", "600", "--bots", "--clock", "60",
-        "-o", "layout=small-4",
+        "-o", "layout=small-4", "--rules", "strands/2",
     ).strip()  # fmt: skip
     for n in (1, 2, 3):
         assert "entered" in plylog("register", tid, "--player", f"bot:random~{n}")
     plylog("start", tid)
     final = wait_for(stack, tid, lambda v: v["status"] == "over", 120)
     assert "standings:" in plylog("show", tid) and tid in plylog("list")
+    assert final["settings"]["rules"] == "strands/2"  # --rules: every match under that version
     exported = tmp_path / "rr.jsonl"
     plylog("export", tid, "--out", str(exported))
     assert orjson.loads(plylog("replay", str(exported), "--json")) == final
