@@ -23,6 +23,13 @@ from services.common.settings import Settings, SettingsError, load, repo_root
 if TYPE_CHECKING:
     from bench.stack import BenchStack
 
+
+def results_subdir(quick: bool, planned: list[str], every: list[str]) -> str:
+    """Where a report goes under bench/results/: only a full run of every scenario (the docs' table,
+    kept in git) at the top; a subset or a quick run in an ignored folder, never committed by mistake."""
+    return "quick" if quick else "" if set(every) <= set(planned) else "partial"
+
+
 SCENARIO_HELP = (
     "baseline (raw Kafka pass-through), pipeline (rules worker alone, then rules worker + projector; "
     "runs baseline too, for the ratio), latency (closed-loop bots at 1,000 moves/s), floor (the same "
@@ -59,7 +66,11 @@ def bench(
         help="Partitions of the benchmark's topics (default 12).",
     ),
     out: Path | None = typer.Option(
-        None, "--out", file_okay=False, help="Where the JSON report and plots go (default bench/results/)."
+        None,
+        "--out",
+        file_okay=False,
+        help="Where the JSON report and plots go (default bench/results/ for every scenario; a subset's in "
+        "bench/results/partial/, --quick's in bench/results/quick/, both git-ignored).",
     ),
     profile: bool = typer.Option(
         False,
@@ -96,7 +107,7 @@ def bench(
     params = dataclasses.replace(QUICK if quick else FULL, **overrides)
     settings = load()
     root = repo_root() or Path.cwd()
-    out = out or root / "bench" / "results" / ("quick" if quick else "")
+    out = out or root / "bench" / "results" / results_subdir(quick, runner.plan(names), list(runner.SCENARIOS))
     if profile and py_spy_command() is None:
         raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
