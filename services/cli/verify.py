@@ -124,9 +124,9 @@ def keys_list() -> None:
 @keys_app.command("rotate")
 def keys_rotate() -> None:
     """Make a new current key; the old public key stays, retired, so that old exports still verify."""
-    home = load().receipt_keys_dir
-    before = load_keyring(home).kid
-    after = rotate(home)
+    keys_dir = load().receipt_keys_dir
+    before = load_keyring(keys_dir).kid
+    after = rotate(keys_dir)
     typer.echo(f"rotated: current key {after.kid}; {before} retired (its public key is kept)")
 
 

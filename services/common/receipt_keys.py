@@ -117,7 +117,8 @@ def _parse(path: Path) -> Keyring:
 
 
 def load_keyring(home: Path) -> Keyring:
-    """The keyring in $PLYLOG_HOME/receipt-keys.json, made (one fresh key) when there is none."""
+    """The keyring in `home`/receipt-keys.json (Settings.receipt_keys_dir), made (one fresh key)
+    when there is none."""
     path = home / KEYRING_FILE
     if not path.exists():
         try:

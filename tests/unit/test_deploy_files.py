@@ -149,10 +149,19 @@ def test_every_gateway_of_a_deployment_reads_one_kept_keyring():
             f"{file}: the gateways' PLYLOG_RECEIPT_KEYS_DIR is not on a named volume"
         )
         assert f"install -d -o plylog -g plylog -m 0700 {keys_dir}" in (DEPLOY / "compose" / "Dockerfile").read_text()
-    for where, container, env in kubernetes_plylog_containers():
-        if module_of(container["command"]) == "services.gateway":
+    gid = re.search(r"groupadd --system --gid (\d+) plylog", (DEPLOY / "compose" / "Dockerfile").read_text())
+    for where, doc in kubernetes_objects():
+        pod = doc.get("spec", {}).get("template", {}).get("spec", {})
+        for container in pod.get("containers", []):
+            if container.get("command", [])[:3] != ["python", "-m", "services.gateway"]:
+                continue
+            env = {e["name"]: e.get("value") for e in container.get("env", [])}
             mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
             assert env.get("PLYLOG_RECEIPT_KEYS_DIR") in mounts, f"{where}: its keyring is not on a shared volume"
+            volume = next(v for v in pod["volumes"] if v["name"] == mounts[env["PLYLOG_RECEIPT_KEYS_DIR"]])
+            # the image runs as a non-root user: the Secret's files must be readable by its group
+            assert gid and pod.get("securityContext", {}).get("fsGroup") == int(gid[1]), where
+            assert volume["secret"]["defaultMode"] & 0o040, f"{where}: the keyring is not group-readable"
 
 
 def listening_ports(env: dict, module: str) -> set[int]:
