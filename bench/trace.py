@@ -1,12 +1,12 @@
 """Where a move's time goes between its produce and its view: `python -m bench.trace DIR [--label latency]`.
 
 Run a latency scenario with PLYLOG_TRACE_DIR=DIR set (`PLYLOG_TRACE_DIR=DIR plylog bench latency
---runs 1`): the bench writes when it sent each move and saw its result and view
-(`bench-<label>.json`), the rules worker and the projector the stages each move passed
-(services/common/stage_trace.py). This lines them up by event id (one clock, CLOCK_MONOTONIC) and
-prints, for each stage, the time since the stage before: its p50 and p99 over the moves traced,
-and its mean over the slowest 1 % (the moves that make the p99), so the stage that makes the tail
-stands out.
+--runs 1`; the last run is the one traced, its warm-up and earlier runs are left out): the bench
+writes when it sent each move and saw its result and view (`bench-<label>.json`), the rules worker
+and the projector the stages each move passed (services/common/stage_trace.py). This lines them up
+by event id (one clock, CLOCK_MONOTONIC) and prints, for each stage, the time since the stage
+before: its p50 and p99 over the moves traced, and its mean over the slowest 1 % (the moves that
+make the p99), so the stage that makes the tail stands out.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ def load(directory: Path, label: str) -> tuple[dict[str, dict[str, float]], floa
     bench = orjson.loads((directory / f"bench-{label}.json").read_bytes())
     times: dict[str, dict[str, float]] = {"sent": bench["sent"], **bench["at"]}
     sent = set(bench["sent"])
+    # the same load (same event ids) ran before, in a warm-up or an earlier run: only this run's marks
+    begun = min(bench["sent"].values(), default=0.0)
     for path in sorted(directory.glob("*.jsonl")):
         for line in path.read_bytes().splitlines():
             try:
@@ -49,6 +51,8 @@ def load(directory: Path, label: str) -> tuple[dict[str, dict[str, float]], floa
             except orjson.JSONDecodeError:
                 continue  # a line cut short when the process was stopped
             stage = times.setdefault(entry["stage"], {})
+            if entry["t"] < begun:
+                continue
             for event in entry["ids"]:
                 if event in sent:
                     stage.setdefault(event, entry["t"])
