@@ -12,35 +12,23 @@ from __future__ import annotations
 import logging
 import threading
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from .kafka_auth import KafkaAuth
-from .kafka_fetch import readable_partitions, take_fetched, unjoined_consumer
+from .kafka_fetch import ReaderThread, end_offset, readable_partitions, take_fetched, unjoined_consumer
 
 log = logging.getLogger("plylog.kafka.table")
 POLL_S = 0.2
-RETRY_S = 2.0
 
 
-class KafkaTable:
+class KafkaTable(ReaderThread):
     def __init__(self, bootstrap: str, topic: str, auth: KafkaAuth | None = None, name: str = "plylog-table"):
-        self._bootstrap, self._topic, self._auth, self._name = bootstrap, topic, auth, name
+        super().__init__(name, log)
+        self._bootstrap, self._topic, self._auth = bootstrap, topic, auth
         self._rows: dict[bytes, bytes] = {}
         self._expected: dict[bytes, bytes | None] = {}  # written here, not read back yet
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.ready = threading.Event()  # set once what the topic held at the start has been read
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Blocking (call it in a thread)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def get(self, key: str) -> bytes | None:
         k = key.encode()
@@ -63,25 +51,12 @@ class KafkaTable:
             if key in self._expected and self._expected[key] == value:
                 del self._expected[key]  # read back: the table has caught up with this write
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            consumer = None
-            try:
-                consumer = self._consumer()
-                self._read(consumer)
-            except (KafkaException, RuntimeError) as error:
-                log.warning("%s: %s; retrying in %.0f s", self._name, error, RETRY_S)
-                self._stop.wait(RETRY_S)
-            finally:
-                if consumer is not None:
-                    consumer.close()
-
     def _consumer(self) -> Consumer:
         return unjoined_consumer(self._bootstrap, self._name, self._auth, "plylog.kafka.table.librdkafka")
 
     def _read(self, consumer: Consumer) -> None:
         partitions = readable_partitions(consumer, self._topic)
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(self._topic, p), timeout=5)[1] for p in partitions}
+        ends = {p: end_offset(consumer, self._topic, p) for p in partitions}
         behind = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(self._topic, p, OFFSET_BEGINNING) for p in partitions])
         while not self._stop.is_set():

@@ -15,20 +15,19 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from .kafka_auth import KafkaAuth
-from .kafka_fetch import readable_partitions, take_fetched, unjoined_consumer
+from .kafka_fetch import ReaderThread, end_offset, readable_partitions, take_fetched, unjoined_consumer
 
 log = logging.getLogger("plylog.kafka.tail")
 BATCH = 1000  # records taken from librdkafka's queue at once
 POLL_S = 0.2  # how long one take waits for a record (also how soon stop() is seen)
 REFRESH_S = 30.0  # partitions added to the topic are read from then on
-RETRY_S = 2.0  # after the broker could not be reached
 Deliver = Callable[[list[tuple[bytes, bytes]]], None]
 
 
-class TopicTail:
+class TopicTail(ReaderThread):
     def __init__(
         self,
         bootstrap: str,
@@ -40,37 +39,18 @@ class TopicTail:
     ):
         """`deliver(records)` is called on the event loop that calls `start`, with (key, value) pairs;
         `on_records(count)` in the tail's thread; `name`: its client id in the broker's logs."""
+        super().__init__(name, log)
         self._bootstrap, self._topic, self._deliver, self._on_records = bootstrap, topic, deliver, on_records
-        self._auth, self._name = auth, name
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._auth = auth
         self._loop: asyncio.AbstractEventLoop | None = None
         self.reading = threading.Event()  # set once partitions are assigned
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-        self._thread.start()
+        super().start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Blocking (call it in a thread): the consumer is closed by its own thread."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            consumer = None
-            try:
-                consumer = self._consumer()
-                self._read(consumer)
-            except (KafkaException, RuntimeError) as error:
-                log.warning("%s: %s; retrying in %.0f s", self._name, error, RETRY_S)
-                self.reading.clear()
-                self._stop.wait(RETRY_S)
-            finally:
-                if consumer is not None:
-                    consumer.close()
+    def _failed(self) -> None:
+        self.reading.clear()
 
     def _consumer(self) -> Consumer:
         return unjoined_consumer(
@@ -83,17 +63,14 @@ class TopicTail:
         if partitions - assigned:
             # at each end as it is now (not OFFSET_END, resolved later): whatever is produced
             # once `reading` is set is read
-            ends = [TopicPartition(self._topic, p, self._end(consumer, p)) for p in sorted(partitions - assigned)]
+            ends = [
+                TopicPartition(self._topic, p, end_offset(consumer, self._topic, p))
+                for p in sorted(partitions - assigned)
+            ]
             consumer.incremental_assign(ends)
             log.info("%s: reading %s (%d partitions) from its end", self._name, self._topic, len(partitions))
         self.reading.set()
         return assigned | partitions
-
-    def _end(self, consumer: Consumer, partition: int) -> int:
-        watermarks = consumer.get_watermark_offsets(TopicPartition(self._topic, partition), timeout=5)
-        if watermarks is None:
-            raise RuntimeError(f"no end offset of {self._topic}[{partition}] within 5 s")
-        return watermarks[1]
 
     def _read(self, consumer: Consumer) -> None:
         loop = self._loop

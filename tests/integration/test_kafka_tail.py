@@ -28,7 +28,7 @@ def test_the_feed_waits_for_a_missing_topic_then_reads_each_new_record_once(kafk
     """Given a feed started before its topic exists, when the topic is made, then the feed starts
     reading by itself and hands over every partition's records, each once, on the loop that
     started it; a feed started later hands over only what comes after its start."""
-    monkeypatch.setattr(kafka_tail, "RETRY_S", 0.5)
+    monkeypatch.setattr(kafka_tail.TopicTail, "RETRY_S", 0.5)
     topic = f"{topic_prefix}results"
     producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
 
