@@ -13,7 +13,13 @@ PARTITIONS = 3
 
 
 @pytest.fixture(scope="module")
-def stack(kafka_bootstrap, redis_url, tmp_path_factory):
+def gateway_env() -> dict[str, str]:
+    """More settings for this module's gateway (a module overrides this fixture to add some)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def stack(kafka_bootstrap, redis_url, tmp_path_factory, gateway_env):
     with running_stack(
         kafka_bootstrap,
         redis_url,
@@ -25,6 +31,7 @@ def stack(kafka_bootstrap, redis_url, tmp_path_factory):
         PLYLOG_RATE_BURST="5000",
         PLYLOG_SSE_KEEPALIVE_S="1",
         PLYLOG_TIMEKEEPER_INTERVAL_S="0.2",
+        **gateway_env,
     ) as running:
         yield running
 

@@ -22,8 +22,6 @@ import pytest
 from services.common.receipt_keys import KEYRING_FILE
 from tests.receipt_support import changed_digit, changed_first
 
-from .conftest import PARTITIONS
-from .gateway_stack import running_stack
 from .test_gateway_e2e import GAMES, create, play_to_end
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -36,18 +34,8 @@ def keys_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stack(kafka_bootstrap, redis_url, tmp_path_factory, keys_dir):
-    with running_stack(
-        kafka_bootstrap,
-        redis_url,
-        tmp_path_factory.mktemp("e2e"),
-        "e2e",
-        PARTITIONS,
-        PLYLOG_RATE_PER_S="5000",
-        PLYLOG_RATE_BURST="5000",
-        PLYLOG_RECEIPT_KEYS_DIR=str(keys_dir),
-    ) as running:
-        yield running
+def gateway_env(keys_dir: Path) -> dict[str, str]:
+    return {"PLYLOG_RECEIPT_KEYS_DIR": str(keys_dir)}
 
 
 def plylog(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
