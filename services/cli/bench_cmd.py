@@ -24,10 +24,13 @@ if TYPE_CHECKING:
     from bench.stack import BenchStack
 
 
-def results_subdir(quick: bool, planned: list[str], every: list[str]) -> str:
-    """Where a report goes under bench/results/: only a full run of every scenario (the docs' table,
-    kept in git) at the top; a subset or a quick run in an ignored folder, never committed by mistake."""
-    return "quick" if quick else "" if set(every) <= set(planned) else "partial"
+def results_subdir(quick: bool, planned: list[str], every: list[str], standard_loads: bool = True) -> str:
+    """Where a report goes under bench/results/: only a full run of every scenario at the standard
+    loads (the docs' table, kept in git) at the top; a subset, a quick run or a run at other loads
+    (`--rate`, `--moves`) in an ignored folder, never committed by mistake."""
+    if quick:
+        return "quick"
+    return "" if standard_loads and set(every) <= set(planned) else "partial"
 
 
 SCENARIO_HELP = (
@@ -57,6 +60,14 @@ def bench(
     runs: int | None = typer.Option(None, "--runs", min=1, help="Runs per scenario (default 3, quick 1)."),
     moves: int | None = typer.Option(
         None, "--moves", min=200, help="Size of the throughput burst (default 100,000, quick 3,000)."
+    ),
+    rate: float | None = typer.Option(
+        None,
+        "--rate",
+        min=50,
+        max=5_000,
+        help="Moves/s the latency bots offer together in `latency`, `floor` and the peer's latency run "
+        "(default 1,000); the goals beside the figures are stated for the default.",
     ),
     partitions: int | None = typer.Option(
         None,
@@ -103,11 +114,12 @@ def bench(
         runner.plan(names)
     except KeyError as error:
         raise typer.BadParameter(str(error.args[0]), param_hint="SCENARIO") from None
-    overrides = {name: value for name, value in (("runs", runs), ("moves", moves)) if value}
+    overrides = {name: value for name, value in (("runs", runs), ("moves", moves), ("latency_rate", rate)) if value}
     params = dataclasses.replace(QUICK if quick else FULL, **overrides)
     settings = load()
     root = repo_root() or Path.cwd()
-    out = out or root / "bench" / "results" / results_subdir(quick, runner.plan(names), list(runner.SCENARIOS))
+    folder = results_subdir(quick, runner.plan(names), list(runner.SCENARIOS), standard_loads=not (moves or rate))
+    out = out or root / "bench" / "results" / folder
     if profile and py_spy_command() is None:
         raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)

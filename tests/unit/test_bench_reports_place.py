@@ -20,6 +20,11 @@ def test_only_every_scenario_goes_to_the_kept_folder():
     assert results_subdir(True, plan([]), EVERY) == "quick"
 
 
+def test_a_run_at_other_loads_never_replaces_the_kept_report():
+    assert results_subdir(False, plan([]), EVERY, standard_loads=False) == "partial"
+    assert results_subdir(True, plan([]), EVERY, standard_loads=False) == "quick"
+
+
 def test_the_partial_and_quick_folders_are_ignored_by_git():
     root = repo_root()
     assert root is not None
