@@ -118,7 +118,8 @@ def bench(
     params = dataclasses.replace(QUICK if quick else FULL, **overrides)
     settings = load()
     root = repo_root() or Path.cwd()
-    folder = results_subdir(quick, runner.plan(names), list(runner.SCENARIOS), standard_loads=not (moves or rate))
+    standard_loads = not overrides.keys() - {"runs"}  # every other override changes a load
+    folder = results_subdir(quick, runner.plan(names), list(runner.SCENARIOS), standard_loads)
     out = out or root / "bench" / "results" / folder
     if profile and py_spy_command() is None:
         raise CliError("--profile needs py-spy, which is not installed", "pip install py-spy (a wheel from PyPI)")
