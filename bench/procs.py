@@ -190,9 +190,16 @@ class Service:
         return "\n".join(path.read_text(errors="replace") for path in self.logs if path.exists())
 
     def tail(self, lines: int = 40) -> str:
+        """The last `lines` lines of the current log, after its first traceback when that is further
+        up: a crash's cause comes before the shutdown noise that fills the end of the log."""
         if not self.logs or not self.log.exists():
             return "(no log)"
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        text = self.log.read_text(errors="replace").splitlines()
+        first = next((n for n, line in enumerate(text) if line.startswith("Traceback")), len(text))
+        if first >= len(text) - lines:
+            return "\n".join(text[-lines:])
+        cause = text[max(0, first - 1) : min(first + lines, len(text) - lines)]
+        return "\n".join([*cause, "[...]", *text[-lines:]])
 
 
 def service_env(stack: BenchStack, space: RunSpace) -> dict[str, str]:

@@ -2,9 +2,9 @@
 or writes a private attribute of either (tests/unit/test_faust_boundary.py fails on any other).
 
 - `config.app_settings`: the app's consumer, producer, commit and table settings;
-- `producer.FaustProducer`, `table.MatchTable` / `table.TablePositions`, `fetch.FaustGroup`: the
+- `producer.FaustProducer`, `table.MatchTable` / `table.TablePositions`, `group.FaustGroup`: the
   pipeline's ports (services/rules/ports.py) over Faust's producer, table and consumer;
-- `fetch.install_fetch_path`, `commit.commit_only_stored_positions`: the fetch path and the commit;
+- `fetch.install_fetch_path`, `group.commit_only_stored_positions`: the fetch path and the commit;
 - `versions`: the versions of Faust and aiokafka all this was tested with; the worker refuses others.
 
 The rest of the worker uses Faust's public API only (services/rules/app.py: the app, its topic, its
@@ -13,9 +13,10 @@ table, its agent and timers, its signals). Every workaround of faust-streaming 0
 workaround"), with its tests in tests/unit/test_faust_adapter.py and test_faust_fetch.py:
 
 1. `fetch.bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
-2. `commit.commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
+2. `group.commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
    answered around a rebalance; and the acks below each commit are forgotten as Faust's commit
-   would (else they are kept forever).
+   would (else they are kept forever). Faust's driver stops the worker when Kafka refuses a commit
+   around a rebalance; `group.commit_in_thread` logs it, and the next commit carries the offsets.
 3. `table.MatchTable`: a batch mixes partitions, so Faust's "current event" cannot name a write's
    changelog partition; recovery is last-write-wins, so a worker that was paused past its
    session (GC, SIGSTOP, a VM pause) and wrote older states after the new owner's would roll the
@@ -38,7 +39,7 @@ workaround"), with its tests in tests/unit/test_faust_adapter.py and test_faust_
    later, but Faust's reader could count a record of before the seek in between). Faust signals
    `on_rebalance_complete` even for a pass the next rebalance overtook: `Recovery.superseded`
    tells the handlers that mark the worker ready.
-5. `fetch.FaustGroup.fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
+5. `group.FaustGroup.fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
    consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
    (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
    in the consumer's thread.

@@ -1,16 +1,29 @@
 """The consumer group as the pipeline sees it (ports.Group) over Faust's consumer, with workarounds
-2 and 5 (the package's docstring): offsets are committed only up to the stored positions, and a
-partition is fetched again by a seek made in the consumer's thread."""
+2 and 5 (the package's docstring): offsets are committed only up to the stored positions, a commit
+Kafka refuses is not a crash, and a partition is fetched again by a seek made in the consumer's
+thread."""
 
 from __future__ import annotations
 
+import logging
+from time import monotonic
 from typing import Any
 
 import faust
+from aiokafka import TopicPartition
+from aiokafka.errors import (
+    CommitFailedError,
+    GroupAuthorizationFailedError,
+    KafkaError,
+    TopicAuthorizationFailedError,
+)
+from aiokafka.structs import OffsetAndMetadata
 from faust.types import TP
 
 from ..pipeline import commit_stored_positions
 from ..ports import PositionStore
+
+log = logging.getLogger("plylog.rules")
 
 
 class FaustGroup:
@@ -33,13 +46,43 @@ class FaustGroup:
         await self.app.consumer.seek_wait({TP(self.moves, partition): offset})
 
     async def commit(self, offsets: dict[int, int]) -> bool:
-        """Commit `offsets` (partition -> next offset) through Faust's driver-level commit."""
+        """Commit `offsets` (partition -> next offset) in the consumer's thread, as Faust's
+        driver-level commit does, but with `commit_in_thread`'s answer to a refusal."""
         consumer: Any = self.app.consumer
         committed = {TP(self.moves, partition): offset for partition, offset in offsets.items()}
-        done = bool(await consumer._commit(committed))
+        thread = consumer._thread
+        done = bool(await thread.call_thread(commit_in_thread, thread, committed))
         if done:
             forget_acks_below(consumer, committed)
         return done
+
+
+async def commit_in_thread(thread: Any, offsets: dict[TP, int]) -> bool:
+    """Workaround 2, in the consumer's thread: commit the offsets of the partitions still assigned.
+    Faust's own driver commit stops the worker on any error but "already rebalanced" (an
+    `IllegalStateError` or a broker error around a rebalance, faust-streaming issue #94); here a
+    refused commit is a warning and False, since committed offsets are only where a fetch starts
+    (the stored positions decide what is answered) and the next commit carries them. A refusal by
+    the cluster's ACLs still stops the worker: no later commit would succeed."""
+    consumer = thread._ensure_consumer()
+    assigned = consumer.assignment()
+    wanted = {TopicPartition(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
+    wanted = {tp: offset for tp, offset in wanted.items() if tp in assigned}
+    if not wanted:
+        return False
+    try:
+        await consumer.commit({tp: OffsetAndMetadata(offset, "") for tp, offset in wanted.items()})
+    except (GroupAuthorizationFailedError, TopicAuthorizationFailedError):
+        raise
+    except CommitFailedError:  # the group rebalanced under the commit: it is rejoining
+        log.info("offsets not committed: the group rebalanced; the next commit carries them")
+        return False
+    except KafkaError as error:
+        log.warning("offsets not committed (%s: %s); the next commit carries them", type(error).__name__, error)
+        return False
+    now = monotonic()  # what Faust's commit records, for its "has not committed" warnings
+    thread.tp_last_committed_at.update({TP(tp.topic, tp.partition): now for tp in wanted})
+    return True
 
 
 def commit_only_stored_positions(app: faust.App, positions: PositionStore, group: FaustGroup) -> None:
