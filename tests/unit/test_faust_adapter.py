@@ -286,18 +286,63 @@ def test_aiokafka_refuses_to_seek_to_none():
         consumer.seek(TP("t-changelog", 3), None)
 
 
-async def test_fetch_again_asks_the_consumer_to_seek_and_wait(monkeypatch):
-    seen = {}
+class _SeekingThread:
+    """Faust's consumer thread as a seek sees it: `_seek_wait` as Faust's seeks and waits."""
 
-    class Consumer:
-        async def seek_wait(self, offsets):
-            seen.update(offsets)
+    def __init__(self, assigned: set, refusal: Exception | None = None):
+        self.assigned, self.refusal, self.sought = assigned, refusal, {}
+
+    def _ensure_consumer(self) -> _SeekingThread:
+        return self
+
+    def assignment(self) -> set:
+        return self.assigned
+
+    async def _seek_wait(self, consumer, offsets):
+        if self.refusal is not None:
+            raise self.refusal
+        self.sought.update(offsets)
+
+    async def call_thread(self, fun, *args):
+        return await fun(*args)
+
+
+async def test_fetch_again_seeks_and_waits_in_the_consumer_thread():
+    from aiokafka import TopicPartition
 
     class App:
-        consumer = Consumer()
+        class consumer:
+            _thread = _SeekingThread({TopicPartition("t.moves", 2)})
 
     await faust_group.FaustGroup(App(), "t.moves").fetch_again(2, 90)
-    assert seen == {TP("t.moves", 2): 90}
+    assert App.consumer._thread.sought == {TP("t.moves", 2): 90}
+
+
+async def test_aiokafka_refuses_to_seek_a_partition_no_longer_assigned():
+    """What stopped a worker whose partition was revoked while the fold awaited the producer."""
+    from aiokafka import TopicPartition
+    from aiokafka.consumer.subscription_state import SubscriptionState
+    from aiokafka.errors import IllegalStateError
+
+    state = SubscriptionState()
+    state.subscribe({"t.moves"})
+    state.assign_from_subscribed({TopicPartition("t.moves", 0)})
+    with pytest.raises(IllegalStateError):
+        state.seek(TopicPartition("t.moves", 1), 5)
+
+
+async def test_a_partition_revoked_before_or_during_its_seek_is_not_fetched_again():
+    from aiokafka import TopicPartition
+    from aiokafka.errors import IllegalStateError
+
+    revoked = _SeekingThread({TopicPartition("t.moves", 0)})
+    assert await faust_group.seek_if_assigned(revoked, TP("t.moves", 2), 90) is False
+    assert revoked.sought == {}
+    during = _SeekingThread({TopicPartition("t.moves", 2)}, IllegalStateError("No current assignment"))
+    assert await faust_group.seek_if_assigned(during, TP("t.moves", 2), 90) is False
+    assigned = _SeekingThread({TopicPartition("t.moves", 2)})
+    assert await faust_group.seek_if_assigned(assigned, TP("t.moves", 2), 90) is True
+    assert assigned.sought == {TP("t.moves", 2): 90}
 
 
 def test_a_commit_forgets_the_acks_below_it_as_fausts_own_commit_would():

@@ -39,10 +39,11 @@ workaround"), with its tests in tests/unit/test_faust_adapter.py and test_faust_
    later, but Faust's reader could count a record of before the seek in between). Faust signals
    `on_rebalance_complete` even for a pass the next rebalance overtook: `Recovery.superseded`
    tells the handlers that mark the worker ready.
-5. `group.FaustGroup.fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while the
-   consumer lives in its own thread (AIOKafkaConsumerThread); under load that raced the fetcher
-   (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed). `seek_wait` runs the seek
-   in the consumer's thread.
+5. `group.FaustGroup.fetch_again`: Faust's `Consumer.seek` calls aiokafka's seek from the app's
+   thread while the consumer lives in its own thread (AIOKafkaConsumerThread); under load that
+   raced the fetcher (`KeyError` in aiokafka's `fetched_records`, the Fetcher crashed).
+   `group.seek_if_assigned` seeks in the consumer's thread, and only a partition still assigned
+   (aiokafka refuses a revoked one with `IllegalStateError`, which stopped the worker).
 6. `table.create_changelog_before_joining`: Faust creates the table's changelog topic while the worker
    starts, but the group's first assignment is computed from metadata that may not show it yet
    (a cluster propagates new topics more slowly than one broker); the assignor then leaves the

@@ -14,6 +14,7 @@ from aiokafka import TopicPartition
 from aiokafka.errors import (
     CommitFailedError,
     GroupAuthorizationFailedError,
+    IllegalStateError,
     KafkaError,
     TopicAuthorizationFailedError,
 )
@@ -42,8 +43,10 @@ class FaustGroup:
 
     async def fetch_again(self, partition: int, offset: int) -> None:
         """Workaround 5: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while
-        the consumer lives in its own; `seek_wait` seeks in the consumer's thread."""
-        await self.app.consumer.seek_wait({TP(self.moves, partition): offset})
+        the consumer lives in its own; `seek_if_assigned` seeks in the consumer's thread."""
+        consumer: Any = self.app.consumer
+        thread = consumer._thread
+        await thread.call_thread(seek_if_assigned, thread, TP(self.moves, partition), offset)
 
     async def commit(self, offsets: dict[int, int]) -> bool:
         """Commit `offsets` (partition -> next offset) in the consumer's thread, as Faust's
@@ -83,6 +86,22 @@ async def commit_in_thread(thread: Any, offsets: dict[TP, int]) -> bool:
     now = monotonic()  # what Faust's commit records, for its "has not committed" warnings
     thread.tp_last_committed_at.update({TP(tp.topic, tp.partition): now for tp in wanted})
     return True
+
+
+async def seek_if_assigned(thread: Any, tp: TP, offset: int) -> bool:
+    """Seek `tp` to `offset` and wait for its position, as Faust's `seek_wait` does, if the
+    partition is still assigned. A rebalance can revoke it while the fold awaits the producer, and
+    aiokafka refuses to seek (or position) a partition it no longer has (`IllegalStateError`),
+    which stopped the worker; its next owner reads it from the stored position anyway."""
+    consumer = thread._ensure_consumer()
+    if TopicPartition(tp.topic, tp.partition) in consumer.assignment():
+        try:
+            await thread._seek_wait(consumer, {tp: offset})
+            return True
+        except IllegalStateError:  # revoked while the seek waited for the position
+            pass
+    log.info("%s[%d]: not fetched again from %d: the partition was revoked", tp.topic, tp.partition, offset)
+    return False
 
 
 def commit_only_stored_positions(app: faust.App, positions: PositionStore, group: FaustGroup) -> None:
