@@ -10,7 +10,8 @@ or writes a private attribute of either (tests/unit/test_faust_boundary.py fails
 The rest of the worker uses Faust's public API only (services/rules/app.py: the app, its topic, its
 table, its agent and timers, its signals). Every workaround of faust-streaming 0.15.3 (aiokafka
 0.14.0), each with its reason and a decision record (docs/decisions/index.md, "Each Faust
-workaround"), with its tests in tests/unit/test_faust_adapter.py and test_faust_fetch.py:
+workaround"), with its tests in tests/unit/test_faust_adapter.py, test_faust_group.py and
+test_faust_fetch.py:
 
 1. `fetch.bound_fetch_long_poll`: Faust hard-codes aiokafka's fetch long-poll at 1.5 s.
 2. `group.commit_only_stored_positions`: Faust commits what it acked, which can run ahead of what was
