@@ -6,6 +6,7 @@ thread."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from time import monotonic
 from typing import Any
 
@@ -44,20 +45,21 @@ class FaustGroup:
     async def fetch_again(self, partition: int, offset: int) -> None:
         """Workaround 5: Faust's `Consumer.seek` calls aiokafka's seek from the app's thread while
         the consumer lives in its own; `seek_if_assigned` seeks in the consumer's thread."""
-        consumer: Any = self.app.consumer
-        thread = consumer._thread
-        await thread.call_thread(seek_if_assigned, thread, TP(self.moves, partition), offset)
+        await self._in_consumer_thread(seek_if_assigned, TP(self.moves, partition), offset)
 
     async def commit(self, offsets: dict[int, int]) -> bool:
         """Commit `offsets` (partition -> next offset) in the consumer's thread, as Faust's
         driver-level commit does, but with `commit_in_thread`'s answer to a refusal."""
-        consumer: Any = self.app.consumer
         committed = {TP(self.moves, partition): offset for partition, offset in offsets.items()}
-        thread = consumer._thread
-        done = bool(await thread.call_thread(commit_in_thread, thread, committed))
+        done = bool(await self._in_consumer_thread(commit_in_thread, committed))
         if done:
-            forget_acks_below(consumer, committed)
+            forget_acks_below(self.app.consumer, committed)
         return done
+
+    async def _in_consumer_thread(self, fun: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """`await fun(thread, *args)` in the thread of Faust's consumer (AIOKafkaConsumerThread)."""
+        thread = self.app.consumer._thread  # type: ignore[attr-defined]
+        return await thread.call_thread(fun, thread, *args)
 
 
 async def commit_in_thread(thread: Any, offsets: dict[TP, int]) -> bool:
@@ -67,14 +69,13 @@ async def commit_in_thread(thread: Any, offsets: dict[TP, int]) -> bool:
     refused commit is a warning and False, since committed offsets are only where a fetch starts
     (the stored positions decide what is answered) and the next commit carries them. A refusal by
     the cluster's ACLs still stops the worker: no later commit would succeed."""
-    consumer = thread._ensure_consumer()
-    assigned = consumer.assignment()
-    wanted = {TopicPartition(tp.topic, tp.partition): offset for tp, offset in offsets.items()}
-    wanted = {tp: offset for tp, offset in wanted.items() if tp in assigned}
+    assigned = thread.assignment()
+    wanted = {tp: offset for tp, offset in offsets.items() if tp in assigned}
     if not wanted:
         return False
+    commit = {TopicPartition(tp.topic, tp.partition): OffsetAndMetadata(offset, "") for tp, offset in wanted.items()}
     try:
-        await consumer.commit({tp: OffsetAndMetadata(offset, "") for tp, offset in wanted.items()})
+        await thread._ensure_consumer().commit(commit)
     except (GroupAuthorizationFailedError, TopicAuthorizationFailedError):
         raise
     except CommitFailedError:  # the group rebalanced under the commit: it is rejoining
@@ -84,7 +85,7 @@ async def commit_in_thread(thread: Any, offsets: dict[TP, int]) -> bool:
         log.warning("offsets not committed (%s: %s); the next commit carries them", type(error).__name__, error)
         return False
     now = monotonic()  # what Faust's commit records, for its "has not committed" warnings
-    thread.tp_last_committed_at.update({TP(tp.topic, tp.partition): now for tp in wanted})
+    thread.tp_last_committed_at.update({tp: now for tp in wanted})
     return True
 
 
@@ -93,10 +94,9 @@ async def seek_if_assigned(thread: Any, tp: TP, offset: int) -> bool:
     partition is still assigned. A rebalance can revoke it while the fold awaits the producer, and
     aiokafka refuses to seek (or position) a partition it no longer has (`IllegalStateError`),
     which stopped the worker; its next owner reads it from the stored position anyway."""
-    consumer = thread._ensure_consumer()
-    if TopicPartition(tp.topic, tp.partition) in consumer.assignment():
+    if tp in thread.assignment():
         try:
-            await thread._seek_wait(consumer, {tp: offset})
+            await thread._seek_wait(thread._ensure_consumer(), {tp: offset})
             return True
         except IllegalStateError:  # revoked while the seek waited for the position
             pass
