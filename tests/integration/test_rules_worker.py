@@ -56,6 +56,7 @@ def test_one_match_per_game_gives_exactly_the_offline_results(kafka_bootstrap, c
     try:
         produce(kafka_bootstrap, topics.moves, ((orjson.loads(r)["match_id"].encode(), r) for r in records))
         wait_until_answered(kafka_bootstrap, topics, len(records), workers=[worker])
+        wait_until_committed_to_the_end(kafka_bootstrap, topics)
     finally:
         worker.stop()
     emitted = defaultdict(list)
@@ -80,6 +81,24 @@ def test_one_match_per_game_gives_exactly_the_offline_results(kafka_bootstrap, c
         assert outcome["outcome"] == expected[match_id][-1]["view"]["outcome"]
     report = audit(settings_for(kafka_bootstrap, topics))
     assert report.ok, report.problems
+
+
+def wait_until_committed_to_the_end(bootstrap: str, topics, timeout: float = 60.0) -> None:
+    """The worker's periodic commit brings the group's offsets to the end of every moves partition
+    once every move is answered and stored (group.commit_in_thread commits, not only refuses)."""
+    ends: dict[int, int] = {}
+    for record in read_topic(bootstrap, topics.moves):
+        ends[record.partition] = record.offset + 1
+    group = settings_for(bootstrap, topics).topics.rules_group
+    deadline = time.monotonic() + timeout
+    while True:
+        with kafka_admin.admin(bootstrap) as client:
+            offsets = client.list_group_offsets({group: None})[group]
+        committed = {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topics.moves}
+        if committed == ends or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert committed == ends
 
 
 def test_bad_input_is_rejected_or_dead_lettered_and_the_worker_goes_on(kafka_bootstrap, contract_topics, worker_home):
