@@ -91,13 +91,13 @@ def wait_until_committed_to_the_end(bootstrap: str, topics, timeout: float = 60.
         ends[record.partition] = record.offset + 1
     group = settings_for(bootstrap, topics).topics.rules_group
     deadline = time.monotonic() + timeout
-    while True:
-        with kafka_admin.admin(bootstrap) as client:
+    with kafka_admin.admin(bootstrap) as client:
+        while True:
             offsets = client.list_group_offsets({group: None})[group]
-        committed = {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topics.moves}
-        if committed == ends or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+            committed = {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topics.moves}
+            if committed == ends or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
     assert committed == ends
 
 
