@@ -44,7 +44,8 @@ def rebuild(
     from services.common import redis_client
     from services.common.redis_keys import Keys, prefix_from_env
     from services.common.settings import load
-    from services.projector.runner import Projection, ProjectionMoved, catch_up
+    from services.projector.projection import Projection
+    from services.projector.runner import ProjectionMoved, catch_up
     from services.projector.store import Store, client_name
 
     settings = load()
@@ -93,7 +94,8 @@ def rebuild(
 def _check(store, consumer: str, settings, batch: int) -> None:
     """Rebuild under a scratch prefix up to the stored offsets and compare with the projection."""
     from services.common.redis_keys import Keys
-    from services.projector.runner import Projection, catch_up
+    from services.projector.projection import Projection
+    from services.projector.runner import catch_up
     from services.projector.store import Store, dump
 
     keys, client = store.keys, store.client

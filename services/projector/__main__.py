@@ -22,7 +22,8 @@ from services.common.settings import load
 from services.common.stage_trace import open_trace
 
 from . import ops
-from .runner import DEFAULT_BATCH, Projection, run_group
+from .projection import Projection
+from .runner import DEFAULT_BATCH, run_group
 from .store import Store, client_name
 
 

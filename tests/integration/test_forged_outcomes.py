@@ -1,4 +1,4 @@
-"""Outcome records that no rules worker wrote change nothing (services/projector/runner.py,
+"""Outcome records that no rules worker wrote change nothing (services/projector/projection.py,
 Projection.confirm): the projector, on Kafka and Redis, applies an outcome only when it agrees with
 the match the projection saw finish. A forged outcome for a match that never existed, and forged
 outcomes for a finished match with other players or another winner, leave every rating,
@@ -18,7 +18,8 @@ import pytest
 
 from bench.logs import random_match_records
 from services.common.redis_keys import Keys
-from services.projector.runner import Projection, catch_up
+from services.projector.projection import Projection
+from services.projector.runner import catch_up
 from services.projector.store import Store, dump, without_offsets
 
 from .test_projector import fold_offline, projector, send, wait_until_projected

@@ -31,7 +31,8 @@ from services.common.redis_keys import Keys
 from services.common.settings import Settings, Topics
 from services.projector.glicko2 import Rating
 from services.projector.plan import Standing, scored, utc_day
-from services.projector.runner import Projection, catch_up
+from services.projector.projection import Projection
+from services.projector.runner import catch_up
 from services.projector.store import Store, all_stored_offsets, dump, without_offsets
 from tests.support import record
 

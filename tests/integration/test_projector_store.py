@@ -16,7 +16,7 @@ from games.registry import GAME_MODULES
 from services.common.redis_keys import Keys
 from services.common.settings import Topics
 from services.projector.plan import match_fields
-from services.projector.runner import Projection
+from services.projector.projection import Projection
 from services.projector.store import Store, dump
 from tests.support import record
 
