@@ -15,7 +15,7 @@ import redis
 from services.common.settings import Topics
 
 from .consumer import Positions, TopicPartition
-from .plan import Consumed, Item, decode, disagreement, needs, plan
+from .plan import Consumed, Item, Needs, decode, disagreement, needs, plan
 from .seqs import KnownSeqs
 from .store import Conflict, Store, offset_field
 
@@ -132,14 +132,29 @@ class Projection:
     def apply(self, polled: dict[TopicPartition, list]) -> Conflict | None:
         """Apply one poll's records (per partition in offset order), one script per partition. None
         when done, or the Conflict when a partition's stored offset was not ours (nothing of that
-        partition written; the partitions before it stay applied: re-own and seek)."""
+        partition written; the other partitions may stay applied: re-own and seek)."""
         started = time.perf_counter()
         counts: Counter[str] = Counter()
         commands = applied = 0
         self.held = None
-        # one script per partition (one hash slot each); the results first, so that an outcome in
-        # the same poll as its match's final result finds it projected and is not held
-        for tp, messages in sorted(polled.items(), key=lambda item: (item[0].topic == self.topics.outcomes, item[0])):
+        fresh = self._fresh(polled)
+        results = [records for records in fresh if records[0].topic != self.topics.outcomes]
+        # the results first, so that an outcome in the same poll as its match's final result finds
+        # it projected and is not held; the results partitions together, in one round trip
+        for group in ([results] if results else []) + [[r] for r in fresh if r[0].topic == self.topics.outcomes]:
+            planned, ran, conflict = self._apply_records(group[0]) if len(group) == 1 else self._apply_together(group)
+            if conflict is not None:
+                return conflict
+            taken = planned["result"] + planned["outcome"] + planned["unreadable"]  # fewer when held
+            counts, commands, applied = counts + planned, commands + ran, applied + taken
+        if applied:
+            self._count(applied, counts, commands, time.perf_counter() - started)
+        return None
+
+    def _fresh(self, polled: dict[TopicPartition, list]) -> list[list[Consumed]]:
+        """Per owned partition (in order), the polled records at or after its stored offset."""
+        batches = []
+        for tp, messages in sorted(polled.items()):
             if tp not in self.positions:
                 continue  # revoked since it was fetched
             expected = self.positions[tp]
@@ -152,17 +167,43 @@ class Projection:
                     fresh[0].offset,
                     expected,
                 )
-            if not fresh:
-                continue
-            records = [Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh]
-            planned, ran, conflict = self._apply_records(records)
-            if conflict is not None:
-                return conflict  # what was applied before stays applied, with its offsets
-            taken = planned["result"] + planned["outcome"] + planned["unreadable"]  # fewer when held
-            counts, commands, applied = counts + planned, commands + ran, applied + taken
-        if applied:
-            self._count(applied, counts, commands, time.perf_counter() - started)
-        return None
+            if fresh:
+                batches.append([Consumed(tp.topic, tp.partition, m.offset, m.value) for m in fresh])
+        return batches
+
+    def _apply_together(self, partitions: list[list[Consumed]]) -> tuple[Counter, int, Conflict | None]:
+        """`_apply_records` of several results partitions in two round trips whatever their number:
+        one read of what is not known here, then every partition's script (each fenced by its own
+        offsets, in its own slot). A partition whose script Redis refused is applied again on its
+        own (halved down to the record that fails); a conflict leaves the others applied."""
+        items = [decode(records, self.topics.outcomes) for records in partitions]
+        wanted = [needs(its) for its in items]
+        cached, unknown = self.seqs.split(frozenset().union(*(w.matches for w in wanted)))
+        known = self.store.read_known(Needs(unknown, frozenset(), frozenset()))  # results need no more
+        known.seqs.update(cached)
+        plans = [plan(its, known, self.store.keys, self.publish) for its in items]
+        advances = [self._advances(records) for records in partitions]
+        answers = self.store.apply_many([(p.commands, a) for p, a in zip(plans, advances, strict=True)])
+        counts: Counter[str] = Counter()
+        ran, first_conflict = 0, None
+        for records, planned, asked, advance, answer in zip(partitions, plans, wanted, advances, answers, strict=True):
+            if isinstance(answer, redis.RedisError):  # NOSCRIPT (a restarted Redis), refused data
+                self._forget_seqs([TopicPartition(records[0].topic, records[0].partition)])
+                done, commands, conflict = self._apply_records(records)
+            elif answer is None:
+                self._landed(advance, asked.matches, known.seqs)
+                done, commands, conflict = planned.counts, len(planned.commands), None
+            else:
+                done, commands, conflict = Counter(), 0, answer
+            counts, ran = counts + done, ran + commands
+            first_conflict = first_conflict or conflict
+        return counts, ran, first_conflict
+
+    def _landed(self, advances: dict[str, tuple[int | None, int]], matches: frozenset, seqs: dict[str, int]) -> None:
+        """A partition's script ran: its offsets advanced and its matches' seqs are what Redis holds."""
+        for name, (_, new) in advances.items():
+            self.positions[_tp_of(name)] = new
+        self.seqs.remember(matches, seqs)
 
     def _apply_records(self, records: list[Consumed]) -> tuple[Counter, int, Conflict | None]:
         """Plan and apply `records` with their offsets: (counts, commands run, conflict or None).
@@ -210,10 +251,7 @@ class Projection:
             conflict = self.store.apply([], advances)
             written = False
         if conflict is None:
-            for name, (_, new) in advances.items():
-                self.positions[_tp_of(name)] = new
-            if written:
-                self.seqs.remember(wanted.matches, known.seqs)
+            self._landed(advances, wanted.matches if written else frozenset(), known.seqs)
         return batch.counts, len(batch.commands), conflict
 
     def _advances(self, records: list[Consumed]) -> dict[str, tuple[int | None, int]]:

@@ -92,6 +92,23 @@ class Conflict:
     stored: int | None
 
 
+#: field ("topic:partition") -> (expected stored next offset or None, new next offset)
+Advances = dict[str, tuple[int | None, int]]
+
+
+def _conflict(answer: list) -> Conflict | None:
+    """The script's answer: {1} applied, {0, field, stored} not."""
+    if int(answer[0]) == 1:
+        return None
+    stored = answer[2].decode() if isinstance(answer[2], bytes) else answer[2]
+    field = answer[1].decode() if isinstance(answer[1], bytes) else answer[1]
+    return Conflict(field, int(stored) if stored else None)
+
+
+def _conflict_or_error(answer: Any) -> Conflict | redis.RedisError | None:
+    return answer if isinstance(answer, redis.RedisError) else _conflict(answer)
+
+
 def offset_field(topic: str, partition: int) -> str:
     return f"{topic}:{partition}"
 
@@ -176,6 +193,30 @@ class Store:
         """Run `commands` and store the new offsets in one script, if the stored offsets are the
         expected ones. `advances`: field -> (expected stored next offset or None, new next offset), all
         of one partition (one offsets key, one hash slot)."""
+        key, args = self._script_call(commands, advances)
+        return _conflict(self._apply(keys=[key], args=args))
+
+    def apply_many(self, batches: list[tuple[list[Command], Advances]]) -> list[Conflict | redis.RedisError | None]:
+        """`apply` of each (commands, advances), each of another partition, in one round trip (a
+        pipeline of EVALSHA: redis-py's pipelined script call asks SCRIPT EXISTS first, a round
+        trip more). Per batch: None when applied, its Conflict, or the error that stopped it
+        (packing it, NOSCRIPT, data Redis refused): then `apply` it again on its own."""
+        pipe = self.client.pipeline(transaction=False)
+        errors: list[redis.RedisError | None] = []
+        for commands, advances in batches:
+            try:
+                key, args = self._script_call(commands, advances)
+            except redis.DataError as error:
+                errors.append(error)
+                continue
+            pipe.evalsha(self._apply.sha, 1, key, *args)
+            errors.append(None)
+        answers = iter(pipe.execute(raise_on_error=False) if len(pipe) else ())
+        return [error or _conflict_or_error(next(answers)) for error in errors]
+
+    def _script_call(self, commands: list[Command], advances: Advances) -> tuple[str, list[Any]]:
+        """The offsets key and the arguments of APPLY_IF_OFFSETS_EXPECTED; DataError when the
+        commands hold what MessagePack cannot carry (the caller halves the batch)."""
         tags = {self.tag_of(name) for name in advances}
         if len(tags) != 1:
             raise ValueError(f"one script covers one partition; these advances name {sorted(map(str, tags))}")
@@ -190,12 +231,7 @@ class Store:
             args.append(msgpack.packb(flat, use_bin_type=False))  # Redis's cmsgpack knows no bin type
         except (TypeError, ValueError, OverflowError) as error:  # what Redis would refuse: the caller bisects
             raise redis.DataError(f"a command argument cannot be sent: {error}") from error
-        answer = self._apply(keys=[self.offsets_key(next(iter(advances)))], args=args)
-        if int(answer[0]) == 1:
-            return None
-        stored = answer[2].decode() if isinstance(answer[2], bytes) else answer[2]
-        field = answer[1].decode() if isinstance(answer[1], bytes) else answer[1]
-        return Conflict(field, int(stored) if stored else None)
+        return self.offsets_key(next(iter(advances))), args
 
     def wipe(self) -> int:
         """Delete every key of the projection (offsets included); returns how many. On one Redis in

@@ -186,3 +186,93 @@ def test_a_record_redis_refuses_is_skipped_and_the_rest_of_its_batch_applied(red
     assert redis_client.hget(keys.match("m1", 0), "seq") == b"3"
     assert [orjson.loads(m)["seq"] for m in redis_client.zrange(keys.match_log("m1", 0), 0, -1)] == [1, 3]
     assert projection.totals.counts["skipped"] == 1 and projection.totals.counts["applied"] == 2
+
+
+def spread(results: list[bytes], keys: Keys) -> dict[TopicPartition, list[Message]]:
+    """The results on their matches' home partitions, as the rules worker writes them."""
+    polled: dict[TopicPartition, list[Message]] = {}
+    for raw in results:
+        tp = TopicPartition(TOPICS.results, keys.home(orjson.loads(raw)["match_id"]))
+        polled.setdefault(tp, []).append(Message(len(polled.get(tp, [])), raw))
+    return polled
+
+
+def owning_all(redis_client, keys: Keys) -> Projection:
+    projection = Projection(Store(redis_client, keys, "projector", TOPICS.outcomes), TOPICS)
+    projection.own([TopicPartition(TOPICS.results, p) for p in keys.all_partitions()])
+    return projection
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_polls_of_many_partitions_give_the_projection_of_one_partition_at_a_time(redis_client, seed):
+    """Given results spread over their home partitions, when polls hold slices of several
+    partitions at once (their scripts sent together), the projection is what applying each
+    partition alone, poll by poll, leaves."""
+    keys = Keys(f"together{seed}:")
+    polled = spread(played_results(), keys)
+    assert len(polled) > 3
+    alone = owning_all(redis_client, keys)
+    for tp, messages in polled.items():
+        assert alone.apply({tp: messages}) is None
+    expected = dump(redis_client, keys)
+    alone.store.wipe()
+    together, rng = owning_all(redis_client, keys), random.Random(seed)
+    at = dict.fromkeys(polled, 0)
+    while any(at[tp] < len(polled[tp]) for tp in polled):
+        poll = {}
+        for tp in rng.sample(sorted(polled), k=rng.randint(2, len(polled))):
+            size = rng.choice([1, 2, 5, 30])
+            if at[tp] < len(polled[tp]):
+                poll[tp] = polled[tp][at[tp] : at[tp] + size]
+                at[tp] += len(poll[tp])
+        assert together.apply(poll) is None
+    assert dump(redis_client, keys) == expected
+    assert together.totals.counts["applied"] == alone.totals.counts["applied"] > 0
+
+
+def test_a_conflict_in_one_partition_of_a_poll_leaves_the_others_applied(redis_client):
+    """Given a poll of several partitions where another writer moved one partition's stored
+    offset, that partition writes nothing and the poll answers its conflict; the other partitions
+    are applied with their offsets, and owning again resumes each from what is stored."""
+    keys = Keys("together-conflict:")
+    polled = spread(played_results(), keys)
+    moved, *others = sorted(polled)
+    projection = owning_all(redis_client, keys)
+    redis_client.hset(keys.offsets("projector", moved.partition), f"{moved.topic}:{moved.partition}", 1)
+    conflict = projection.apply({tp: polled[tp][:3] for tp in polled})
+    assert conflict is not None and conflict.field == f"{moved.topic}:{moved.partition}" and conflict.stored == 1
+    stored = projection.own(list(polled))
+    assert stored[moved] == 1 and all(stored[tp] == min(3, len(polled[tp])) for tp in others)
+    first = orjson.loads(polled[moved][0].value)["match_id"]
+    assert redis_client.exists(keys.match(first, moved.partition)) == 0  # nothing of the moved one landed
+
+
+@pytest.mark.parametrize("scripts_lost", [False, True])
+def test_a_partition_whose_script_fails_in_a_poll_is_applied_on_its_own(redis_client, monkeypatch, scripts_lost):
+    """Given a poll of several partitions, when Redis has lost the script (a restart) or refuses
+    one partition's data, every partition is still applied and only the record that fails is
+    skipped."""
+    from services.projector import plan as plan_module
+
+    keys = Keys("together-failing:")
+    polled = spread(played_results(), keys)
+    poisoned_tp = sorted(polled)[1]
+    poison = orjson.loads(polled[poisoned_tp][-1].value)  # the last of its match: not coalesced away
+    real = plan_module.match_fields
+
+    def poisoned(result, *settled):
+        fields = real(result, *settled)
+        hit = result["match_id"] == poison["match_id"] and result["seq"] == poison["seq"]
+        return {**fields, "status": True} if hit else fields  # redis-py refuses a bool
+
+    monkeypatch.setattr(plan_module, "match_fields", poisoned)
+    projection = owning_all(redis_client, keys)
+    if scripts_lost:
+        redis_client.script_flush()
+    assert projection.apply(polled) is None
+    for tp, messages in polled.items():
+        assert redis_client.hget(keys.offsets("projector", tp.partition), f"{tp.topic}:{tp.partition}") == b"%d" % len(
+            messages
+        )
+    assert projection.totals.counts["skipped"] == 1
+    assert projection.totals.counts["applied"] == sum(map(len, polled.values())) - 1
