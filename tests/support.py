@@ -6,8 +6,10 @@ that passes here says something about the service, not about a test double.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -15,6 +17,22 @@ from games.fold import Replayer, Step
 from games.match import MatchState
 from games.playout import random_playout_records
 from games.timeutil import from_ms
+
+Found = TypeVar("Found")
+
+
+def wait_until(
+    condition: Callable[[], Found], timeout: float = 20.0, what: str = "the condition", every: float = 0.05
+) -> Found:
+    """The first truthy value of `condition()`, asked every `every` seconds: for what another
+    process or thread does meanwhile. AssertionError naming `what` when none came within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        time.sleep(every)
+    return found
+
 
 T0_MS = 1_795_989_600_000  # 2026-11-29T22:00:00Z
 

@@ -5,6 +5,7 @@ the players' endpoints registered through the gateway's API."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 
 from bench.procs import Service, free_port
+from tests import support
 
 from .gateway_stack import RunningStack
 
@@ -106,12 +108,8 @@ def register_endpoint(stack: RunningStack, headers: dict[str, str], **body: Any)
     return answer.json()
 
 
-def wait_until(condition, timeout: float = 120.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout}s: {what}")
-        time.sleep(0.2)
+#: services.notifier delivers within seconds; a loaded CI machine may take minutes
+wait_until = functools.partial(support.wait_until, timeout=120.0, every=0.2)
 
 
 def hooks(received: Received, path: str) -> list[tuple[dict[str, str], bytes]]:

@@ -6,6 +6,7 @@ end."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import time
@@ -22,6 +23,7 @@ from games.tournaments import replay
 from services.common.kafka_read import read_topic
 from services.gateway.config import load_secret
 from services.gateway.identity import Authenticator
+from tests import support
 
 from .gateway_stack import OPERATOR_KEY, SECRET, auth, running_stack
 
@@ -191,17 +193,12 @@ def match_status(stack, match_id: str) -> str | None:
     return answer.json()["status"] if answer.status_code == 200 else None
 
 
+wait_until = functools.partial(support.wait_until, every=0.3)  # each ask is an HTTP request or two
+
+
 def rating_history(stack, player: str) -> list[str]:
     """The match ids of the player's Strands rating history."""
     return [entry["match_id"] for entry in stack.http.get(f"/v1/players/{player}/ratings/strands").json()["history"]]
-
-
-def wait_until(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        assert time.monotonic() < deadline, what
-        time.sleep(0.3)
-    return found
 
 
 def test_a_knockout_with_a_withdrawal_survives_a_sigkilled_service(stack):

@@ -4,23 +4,15 @@ by another process (another gateway, say) reach it; what this process `expect`s 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from kafka import KafkaProducer
 
 from services.common import kafka_admin
 from services.common.kafka_admin import TopicSpec
 from services.common.kafka_table import KafkaTable
+from tests.support import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-
-
-def wait_until(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time"
-        time.sleep(0.05)
 
 
 def test_a_table_reads_the_topic_then_follows_records_and_tombstones(kafka_bootstrap, topic_prefix):
