@@ -17,7 +17,7 @@ from services.common.settings import Topics
 from .consumer import Positions, TopicPartition
 from .plan import Consumed, Item, Needs, decode, disagreement, needs, plan
 from .seqs import KnownSeqs
-from .store import Conflict, Store, offset_field
+from .store import Advances, Conflict, Store, offset_field
 
 log = logging.getLogger("plylog.projector")
 
@@ -199,7 +199,7 @@ class Projection:
             first_conflict = first_conflict or conflict
         return counts, ran, first_conflict
 
-    def _landed(self, advances: dict[str, tuple[int | None, int]], matches: frozenset, seqs: dict[str, int]) -> None:
+    def _landed(self, advances: Advances, matches: frozenset, seqs: dict[str, int]) -> None:
         """A partition's script ran: its offsets advanced and its matches' seqs are what Redis holds."""
         for name, (_, new) in advances.items():
             self.positions[_tp_of(name)] = new
@@ -254,9 +254,9 @@ class Projection:
             self._landed(advances, wanted.matches if written else frozenset(), known.seqs)
         return batch.counts, len(batch.commands), conflict
 
-    def _advances(self, records: list[Consumed]) -> dict[str, tuple[int | None, int]]:
+    def _advances(self, records: list[Consumed]) -> Advances:
         """field -> (stored next offset expected, next offset after `records`), per partition."""
-        advances: dict[str, tuple[int | None, int]] = {}
+        advances: Advances = {}
         for c in records:
             name = offset_field(c.topic, c.partition)
             expected = advances[name][0] if name in advances else self.positions[TopicPartition(c.topic, c.partition)]

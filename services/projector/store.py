@@ -189,10 +189,9 @@ class Store:
         answers = iter(pipe.execute())
         return [(None if (stored := next(answers)) is None else int(stored), next(answers)) for _ in matches]
 
-    def apply(self, commands: list[Command], advances: dict[str, tuple[int | None, int]]) -> Conflict | None:
+    def apply(self, commands: list[Command], advances: Advances) -> Conflict | None:
         """Run `commands` and store the new offsets in one script, if the stored offsets are the
-        expected ones. `advances`: field -> (expected stored next offset or None, new next offset), all
-        of one partition (one offsets key, one hash slot)."""
+        expected ones. `advances` are all of one partition (one offsets key, one hash slot)."""
         key, args = self._script_call(commands, advances)
         return _conflict(self._apply(keys=[key], args=args))
 
