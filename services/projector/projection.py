@@ -4,6 +4,7 @@ fenced (docs/decisions/projector-script.md). The loops that feed it are in runne
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import Counter
@@ -141,8 +142,10 @@ class Projection:
         results = [records for records in fresh if records[0].topic != self.topics.outcomes]
         # the results first, so that an outcome in the same poll as its match's final result finds
         # it projected and is not held; the results partitions together, in one round trip
-        for group in ([results] if results else []) + [[r] for r in fresh if r[0].topic == self.topics.outcomes]:
-            planned, ran, conflict = self._apply_records(group[0]) if len(group) == 1 else self._apply_together(group)
+        steps = [functools.partial(self._apply_together, results)] if results else []
+        steps += [functools.partial(self._apply_records, r) for r in fresh if r[0].topic == self.topics.outcomes]
+        for step in steps:
+            planned, ran, conflict = step()
             if conflict is not None:
                 return conflict
             taken = planned["result"] + planned["outcome"] + planned["unreadable"]  # fewer when held
@@ -172,7 +175,7 @@ class Projection:
         return batches
 
     def _apply_together(self, partitions: list[list[Consumed]]) -> tuple[Counter, int, Conflict | None]:
-        """`_apply_records` of several results partitions in two round trips whatever their number:
+        """`_apply_records` of a poll's results partitions in two round trips whatever their number:
         one read of what is not known here, then every partition's script (each fenced by its own
         offsets, in its own slot). A partition whose script Redis refused is applied again on its
         own (halved down to the record that fails); a conflict leaves the others applied."""

@@ -192,8 +192,8 @@ def spread(results: list[bytes], keys: Keys) -> dict[TopicPartition, list[Messag
     """The results on their matches' home partitions, as the rules worker writes them."""
     polled: dict[TopicPartition, list[Message]] = {}
     for raw in results:
-        tp = TopicPartition(TOPICS.results, keys.home(orjson.loads(raw)["match_id"]))
-        polled.setdefault(tp, []).append(Message(len(polled.get(tp, [])), raw))
+        messages = polled.setdefault(TopicPartition(TOPICS.results, keys.home(orjson.loads(raw)["match_id"])), [])
+        messages.append(Message(len(messages), raw))
     return polled
 
 
